@@ -1,0 +1,1 @@
+"""Where runs happen: `docker` (the engine, through the Docker SDK) and, later, `local`."""

@@ -1,0 +1,402 @@
+"""Cited compatibility tables -> what a stack is expected to do on a driver.
+
+Pure: `parse_knowledge` takes parsed documents, `expect` takes values. Every Reason carries the
+public source of the row that decided it, so `harness plan` can say why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.loader import Doc, parse_yaml
+from harness.model import (
+    BaseOS,
+    CudaImage,
+    CudaRange,
+    CudnnCheck,
+    CudnnRelease,
+    DriverTarget,
+    Expectation,
+    MinorCompat,
+    Outcome,
+    Reason,
+    Release,
+    Scenario,
+    Stack,
+    Stage,
+    ToolkitDriver,
+    Variant,
+    major_minor,
+    version_key,
+)
+
+KNOWLEDGE_FILES = ("drivers", "cudnn", "torch", "tensorflow", "cuda_images", "bases")
+DRIVER_STAGE = Stage.DEVICES  # where a too-old driver surfaces: device discovery
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Knowledge:
+    toolkits: tuple[ToolkitDriver, ...]
+    minor_compat: tuple[MinorCompat, ...]
+    cudnn: tuple[CudnnRelease, ...]
+    releases: tuple[Release, ...]
+    cudnn_checks: tuple[CudnnCheck, ...]
+    images: tuple[CudaImage, ...]
+    bases: tuple[BaseOS, ...]
+
+    def frameworks(self) -> tuple[str, ...]:
+        return tuple(sorted({r.framework for r in self.releases}))
+
+    def release(self, framework: str, version: str) -> Release | None:
+        return next(
+            (r for r in self.releases if r.framework == framework and r.version == version), None
+        )
+
+    def versions(self, framework: str) -> list[str]:
+        return [r.version for r in self.releases if r.framework == framework]
+
+    def toolkit(self, cuda: str) -> ToolkitDriver | None:
+        return next((t for t in self.toolkits if t.cuda == cuda), None)
+
+    def compat_for(self, cuda: str) -> MinorCompat | None:
+        major = int(cuda.split(".", maxsplit=1)[0])
+        return next((m for m in self.minor_compat if m.cuda_major == major), None)
+
+    def cudnn_release(self, cudnn: str) -> CudnnRelease | None:
+        mm = major_minor(cudnn)
+        return next((c for c in self.cudnn if c.cudnn == mm), None)
+
+    def cudnn_check(self, framework: str) -> CudnnCheck | None:
+        return next((c for c in self.cudnn_checks if c.framework == framework), None)
+
+    def offline_base(self, python: str) -> BaseOS | None:
+        """The Debian release whose own python3 is `python` (the offline base uses the distro's)."""
+        rows = [b for b in self.bases if b.os.startswith("debian") and b.python == python]
+        return max(rows, key=lambda b: version_key(b.os[len("debian") :]), default=None)
+
+    def cuda_image(self, cuda: str, cudnn: str, python: str) -> CudaImage | None:
+        """The newest nvidia/cuda cuDNN runtime tag for this CUDA and cuDNN major whose OS ships
+        `python` as its python3."""
+        oses = {b.os for b in self.bases if b.python == python}
+        major = cudnn.split(".", maxsplit=1)[0]
+        rows = [
+            i
+            for i in self.images
+            if i.cuda == cuda
+            and i.os in oses
+            and (i.cudnn is None or i.cudnn.split(".")[0] == major)
+        ]
+        return max(rows, key=lambda i: (version_key(i.cuda_release), i.os), default=None)
+
+    def runtime_cudnn(self, variant: Variant, base: str, python: str) -> str:
+        """The cuDNN a stack will load. On the `cuda` base a release whose CUDA libraries are
+        optional (an extra such as tensorflow[and-cuda]) or external is installed without them and
+        loads the image's cuDNN; everywhere else it loads what it pins."""
+        uses_image = base == "cuda" and (variant.extra is not None or variant.cuda_libs == "system")
+        if uses_image:
+            image = self.cuda_image(variant.cuda, variant.cudnn, python)
+            if image is not None and image.cudnn is not None:
+                return image.cudnn
+        return variant.cudnn
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def _rows(
+    doc: Doc, key: str, source_key: str = "source"
+) -> list[tuple[tuple[str | int, ...], Mapping[str, Any]]]:
+    data = doc.data if isinstance(doc.data, Mapping) else {}
+    rows = data.get(key)
+    if not isinstance(rows, list):
+        raise ConfigError(f"'{key}' must be a list", where=doc.where((key,)))
+    out = []
+    for i, row in enumerate(rows):
+        path: tuple[str | int, ...] = (key, i)
+        if not isinstance(row, Mapping):
+            raise ConfigError(f"{key}[{i}] must be a mapping", where=doc.where(path))
+        _require_source(doc, path, row, source_key)
+        out.append((path, row))
+    return out
+
+
+def _require_source(
+    doc: Doc, path: tuple[str | int, ...], row: Mapping[str, Any], key: str = "source"
+) -> None:
+    src = row.get(key)
+    if not (isinstance(src, str) and src.startswith("https://")):
+        raise ConfigError(
+            "compatibility row without a public source",
+            where=doc.where(path),
+            help=f"every row needs `{key}: https://...` naming where its values were read",
+        )
+
+
+def _s(row: Mapping[str, Any], key: str) -> str:
+    return str(row[key])
+
+
+def _opt(row: Mapping[str, Any], key: str) -> str | None:
+    value = row.get(key)
+    return None if value is None else str(value)
+
+
+def _stage(value: Any) -> Stage | None:
+    return None if value in (None, "unobservable") else Stage(str(value))
+
+
+def _framework(doc: Doc) -> tuple[list[Release], CudnnCheck]:
+    fw = str(doc.data["framework"])
+    releases = []
+    for path, row in _rows(doc, "releases", "python_source"):
+        variants = []
+        for j, v in enumerate(row["variants"]):
+            _require_source(doc, (*path, "variants", j), v)
+            variants.append(
+                Variant(
+                    cuda=_s(v, "cuda"),
+                    cudnn=_s(v, "cudnn"),
+                    index=_s(v, "index"),
+                    extra=_opt(v, "extra"),
+                    default=bool(v.get("default", False)),
+                    cuda_libs=str(v.get("cuda_libs", "wheels")),
+                    source=_s(v, "source"),
+                )
+            )
+        releases.append(
+            Release(
+                framework=fw,
+                version=_s(row, "version"),
+                python=tuple(str(p) for p in row["python"]),
+                python_source=_s(row, "python_source"),
+                variants=tuple(variants),
+            )
+        )
+    chk = doc.data["cudnn_check"]
+    _require_source(doc, ("cudnn_check",), chk)
+    check = CudnnCheck(
+        framework=fw,
+        rule=_s(chk, "rule"),
+        stage_cpu=_stage(chk.get("stage_cpu")),
+        stage_gpu=_stage(chk.get("stage_gpu")),
+        source=_s(chk, "source"),
+    )
+    return releases, check
+
+
+def parse_knowledge(docs: Mapping[str, Doc]) -> Knowledge:
+    drivers, cudnn, images, bases = (
+        docs["drivers"],
+        docs["cudnn"],
+        docs["cuda_images"],
+        docs["bases"],
+    )
+    releases: list[Release] = []
+    checks: list[CudnnCheck] = []
+    for name in ("torch", "tensorflow"):
+        rel, chk = _framework(docs[name])
+        releases += rel
+        checks.append(chk)
+    try:
+        return Knowledge(
+            toolkits=tuple(
+                ToolkitDriver(
+                    cuda=_s(r, "cuda"),
+                    toolkit=_s(r, "toolkit"),
+                    min_driver=_s(r, "min_driver"),
+                    source=_s(r, "source"),
+                )
+                for _, r in _rows(drivers, "toolkits")
+            ),
+            minor_compat=tuple(
+                MinorCompat(
+                    cuda_major=int(r["cuda_major"]),
+                    min_driver=_s(r, "min_driver"),
+                    source=_s(r, "source"),
+                )
+                for _, r in _rows(drivers, "minor_version_compatibility")
+            ),
+            cudnn=tuple(
+                CudnnRelease(
+                    cudnn=_s(r, "cudnn"),
+                    release=_s(r, "release"),
+                    cuda=tuple(
+                        CudaRange(major=int(c["major"]), min=_opt(c, "min"), max=_opt(c, "max"))
+                        for c in r["cuda"]
+                    ),
+                    source=_s(r, "source"),
+                )
+                for _, r in _rows(cudnn, "releases")
+            ),
+            releases=tuple(releases),
+            cudnn_checks=tuple(checks),
+            images=tuple(
+                CudaImage(
+                    tag=_s(r, "tag"),
+                    cuda=_s(r, "cuda"),
+                    cuda_release=_s(r, "cuda_release"),
+                    cudnn=_opt(r, "cudnn"),
+                    os=_s(r, "os"),
+                    source=_s(r, "source"),
+                )
+                for _, r in _rows(images, "images")
+            ),
+            bases=tuple(
+                BaseOS(
+                    os=_s(r, "os"),
+                    codename=_s(r, "codename"),
+                    python=_s(r, "python"),
+                    source=_s(r, "source"),
+                )
+                for _, r in _rows(bases, "bases")
+            ),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"malformed compatibility knowledge: {exc!r}") from None
+
+
+def read_knowledge_docs() -> dict[str, Doc]:
+    """The shipped knowledge files, parsed (I/O: package resources)."""
+    root = resources.files("harness").joinpath("resources").joinpath("compat")
+    return {
+        name: parse_yaml(
+            root.joinpath(f"{name}.yaml").read_text(encoding="utf-8"),
+            f"harness/resources/compat/{name}.yaml",
+        )
+        for name in KNOWLEDGE_FILES
+    }
+
+
+# ---------------------------------------------------------------- expectations
+
+
+def driver_reason(cuda: str, driver: str, kb: Knowledge) -> tuple[bool, Reason]:
+    """Can `driver` run CUDA `cuda`? With the toolkit's own minimum, else minor-version compat."""
+    tk = kb.toolkit(cuda)
+    mc = kb.compat_for(cuda)
+    if tk is None:
+        raise ConfigError(
+            f"no driver data for CUDA {cuda} in harness/resources/compat/drivers.yaml"
+        )
+    dv = version_key(driver)
+    if dv >= version_key(tk.min_driver):
+        return True, Reason(
+            rule="driver-minimum",
+            detail=f"driver {driver} >= {tk.min_driver}, the minimum for CUDA {tk.toolkit}",
+            source=tk.source,
+        )
+    if mc is not None and dv >= version_key(mc.min_driver):
+        return True, Reason(
+            rule="driver-minor-version-compatibility",
+            detail=(
+                f"driver {driver} < {tk.min_driver} (CUDA {tk.toolkit}) but >= {mc.min_driver}, "
+                f"which runs CUDA {mc.cuda_major}.x by minor-version compatibility "
+                "(no PTX JIT of newer code)"
+            ),
+            source=mc.source,
+        )
+    floor = mc.min_driver if mc is not None else tk.min_driver
+    return False, Reason(
+        rule="driver-minimum",
+        detail=f"driver {driver} < {floor}, the oldest that runs CUDA {cuda}",
+        source=mc.source if mc is not None else tk.source,
+    )
+
+
+def cudnn_reason(stack: Stack, variant: Variant, kb: Knowledge) -> tuple[bool, Reason]:
+    """Runtime cuDNN vs the one the release was built with: same major, runtime minor not older."""
+    check = kb.cudnn_check(stack.framework)
+    assert check is not None  # parse_knowledge reads one per framework
+    built, runtime = variant.cudnn, stack.cudnn
+    if major_minor(built) == major_minor(runtime):
+        return True, Reason(
+            rule="cudnn-pinned",
+            detail=f"{stack.framework} {stack.framework_version} (CUDA {variant.cuda}) "
+            f"is built with cuDNN {built}",
+            source=variant.source,
+        )
+    b, r = version_key(major_minor(built)), version_key(major_minor(runtime))
+    ok = b[0] == r[0] and r >= b
+    word = "accepts" if ok else "rejects"
+    return ok, Reason(
+        rule="cudnn-runtime-vs-build",
+        detail=f"{stack.framework} built with cuDNN {built} {word} runtime cuDNN {runtime} "
+        f"({check.rule})",
+        source=check.source,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    expected: Expectation
+    because: Reason
+    checks: tuple[Reason, ...]
+
+
+def expect(
+    stack: Stack, scenario: Scenario, variant: Variant, driver: DriverTarget, kb: Knowledge
+) -> Decision:
+    """What this stack under this scenario must show on this driver, and why.
+
+    Failures from the environment (driver, cuDNN) and the scenario's own expectation compete: the
+    one at the earliest stage is what a run will show first.
+    """
+    evidence = driver.evidence
+    scen = scenario.expectation(stack.framework, evidence) or Expectation(
+        outcome=Outcome.UNOBSERVABLE
+    )
+    scen_reason = Reason(
+        rule=f"scenario:{scenario.id}",
+        detail=f"{scenario.title}: {scen.outcome.value} for {stack.framework} "
+        f"at {evidence.value} evidence",
+        source=str(scenario.where.file),
+    )
+    fails: list[tuple[Expectation, Reason]] = []
+    checks: list[Reason] = []  # an environment fault that cannot show here stays a check
+
+    ok, reason = cudnn_reason(stack, variant, kb)
+    checks.append(reason)
+    if not ok:
+        check = kb.cudnn_check(stack.framework)
+        stage = check.stage(evidence) if check else None
+        if stage is not None:
+            fails.append(
+                (
+                    Expectation(
+                        outcome=Outcome.FAIL, signature="cudnn_version_mismatch", stage=stage
+                    ),
+                    reason,
+                )
+            )
+    if driver.version is not None:
+        ok, reason = driver_reason(stack.cuda, driver.version, kb)
+        checks.append(reason)
+        if not ok:
+            fails.append(
+                (
+                    Expectation(
+                        outcome=Outcome.FAIL, signature="driver_too_old", stage=DRIVER_STAGE
+                    ),
+                    reason,
+                )
+            )
+    if scen.outcome is Outcome.FAIL:
+        fails.append((scen, scen_reason))
+
+    if fails:
+        exp, why = min(fails, key=lambda f: f[0].stage.order if f[0].stage else 0)
+    elif scen.outcome is Outcome.UNOBSERVABLE:
+        exp, why = scen, scen_reason
+    else:
+        # A pass is decided by the last compat row that let it through (the driver on a GPU).
+        exp, why = scen, checks[-1]
+    rest = tuple(c for c in (*checks, scen_reason) if c != why)
+    return Decision(exp, why, rest)
+
+
+def frameworks_in(kb: Knowledge) -> Iterable[str]:
+    return kb.frameworks()

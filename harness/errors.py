@@ -1,0 +1,56 @@
+"""The error tree. Every user-facing failure is a HarnessError with an exit code.
+
+The CLI catches HarnessError once and prints it as `file:line:col: error: ...` plus a `help:` line
+(the shape compilers and cibuildwheel use), never a traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+from harness.model import Where
+
+
+class HarnessError(Exception):
+    """Base of all errors the harness reports to a user."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, where: Where | None = None, help: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.where = where
+        self.help = help
+
+    def render(self) -> str:
+        prefix = f"{self.where}: " if self.where is not None else ""
+        text = f"{prefix}error: {self.message}"
+        if self.help:
+            text += f"\nhelp: {self.help}"
+        return text
+
+
+class ConfigError(HarnessError):
+    """A user's input is wrong: matrix, scenario, knowledge file or command line."""
+
+    exit_code = 2
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """The closest known spelling, for a `help: did you mean ...?` line."""
+    options = sorted(set(choices))
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if close:
+        return close[0]
+    # A known name with something stuck on ('cudnn_verison' for 'cudnn').
+    prefixed = [o for o in options if len(o) >= 3 and (word.startswith(o) or o.startswith(word))]
+    return max(prefixed, key=len) if prefixed else None
+
+
+def choice_help(word: str, choices: Iterable[str], what: str) -> str:
+    options = sorted(set(choices))
+    guess = did_you_mean(word, options)
+    if guess is not None:
+        return f"did you mean '{guess}'?"
+    return f"known {what}: {', '.join(options)}"

@@ -1,0 +1,312 @@
+"""Every frozen value that crosses a module boundary (DESIGN.md: frozen values at boundaries)."""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from typing import Any
+
+# A version ends up in Dockerfiles, image tags and shell command lines: nothing else is allowed.
+VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+-]*$")
+
+
+def version_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key for dotted versions ('12.10' > '12.9'; numbers before words)."""
+    parts = re.split(r"[.+-]", text)
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
+
+
+def major_minor(text: str) -> str:
+    return ".".join(text.split(".")[:2])
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """A place in a user's input: file, 1-based line and column."""
+
+    file: str
+    line: int = 1
+    col: int = 1
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+class Outcome(str, enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    UNOBSERVABLE = "unobservable"
+
+
+class Evidence(str, enum.Enum):
+    """What a run can show: `cpu` (no GPU: GPU stages skip) or `gpu` (a real device)."""
+
+    CPU = "cpu"
+    GPU = "gpu"
+
+
+class Stage(str, enum.Enum):
+    """Probe stages, in the order a workload runs them."""
+
+    IMPORT = "import"
+    BUILD_INFO = "build_info"
+    DEVICES = "devices"
+    TENSOR_OP = "tensor_op"
+    CUDNN_API = "cudnn_api"
+    CUDNN_CONV = "cudnn_conv"
+    TRAIN_STEP = "train_step"
+    SAVE_LOAD = "save_load"
+    MEMORY = "memory"
+
+    @property
+    def order(self) -> int:
+        return list(Stage).index(self)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stack:
+    """One software stack: what one image holds."""
+
+    framework: str
+    framework_version: str
+    cuda: str
+    cudnn: str
+    python: str
+    base: str
+
+    @property
+    def slug(self) -> str:
+        return (
+            f"{self.framework}-{self.framework_version}_cu{self.cuda}"
+            f"_cudnn{major_minor(self.cudnn)}_py{self.python}_{self.base}"
+        )
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "framework": self.framework,
+            "framework_version": self.framework_version,
+            "cuda": self.cuda,
+            "cudnn": self.cudnn,
+            "python": self.python,
+            "base": self.base,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reason:
+    """Why an expectation is what it is: the rule, what it found, and the row's public source."""
+
+    rule: str
+    detail: str
+    source: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"rule": self.rule, "detail": self.detail, "source": self.source}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Expectation:
+    outcome: Outcome
+    signature: str | None = None
+    stage: Stage | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome.value,
+            "signature": self.signature,
+            "stage": self.stage.value if self.stage else None,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fault:
+    """One fault primitive (applied by a backend at run time); `args` as sorted pairs."""
+
+    primitive: str
+    args: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scenario:
+    id: str
+    title: str
+    cause: str
+    frameworks: tuple[str, ...]
+    faults: tuple[Fault, ...]
+    # (framework, evidence) -> what this scenario must produce there
+    expect: tuple[tuple[str, Evidence, Expectation], ...]
+    where: Where
+
+    def expectation(self, framework: str, evidence: Evidence) -> Expectation | None:
+        for fw, ev, exp in self.expect:
+            if fw == framework and ev is evidence:
+                return exp
+        return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DriverTarget:
+    """The driver a plan is evaluated for; `version` None means no GPU (cpu evidence)."""
+
+    version: str | None
+    origin: str  # 'flag', 'profile', 'nvml', 'nvidia-smi', 'none'
+
+    @property
+    def evidence(self) -> Evidence:
+        return Evidence.CPU if self.version is None else Evidence.GPU
+
+    def to_json(self) -> str:
+        return self.version or "none"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cell:
+    id: str
+    stack: Stack
+    scenario: str
+    expected: Expectation
+    evidence: Evidence
+    because: Reason
+    checks: tuple[Reason, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "stack": self.stack.to_json(),
+            "scenario": self.scenario,
+            "expected": self.expected.to_json(),
+            "evidence": self.evidence.value,
+            "because": self.because.to_json(),
+            "checks": [c.to_json() for c in self.checks],
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Removal:
+    """How many candidate stacks one constraint removed (printed by `harness plan`)."""
+
+    constraint: str
+    removed: int
+    where: Where | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    profile: str
+    driver: DriverTarget
+    cells: tuple[Cell, ...]
+    removals: tuple[Removal, ...] = ()
+    shard: tuple[int, int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "profile": self.profile,
+            "driver": self.driver.to_json(),
+            "cells": [c.to_json() for c in self.cells],
+        }
+        if self.shard is not None:
+            out["shard"] = f"{self.shard[0]}/{self.shard[1]}"
+        return out
+
+
+# ---- compatibility knowledge (harness/resources/compat/*.yaml); every row carries its source ----
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolkitDriver:
+    cuda: str  # major.minor
+    toolkit: str
+    min_driver: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MinorCompat:
+    cuda_major: int
+    min_driver: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CudaRange:
+    major: int
+    min: str | None = None  # the support matrix's tested range, where it was read
+    max: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CudnnRelease:
+    cudnn: str  # major.minor
+    release: str
+    cuda: tuple[CudaRange, ...]
+    source: str
+
+    def supports_major(self, cuda: str) -> bool:
+        """A cuDNN release ships one build per CUDA major (the -cu11/-cu12/-cu13 wheels)."""
+        return int(cuda.split(".", maxsplit=1)[0]) in {r.major for r in self.cuda}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Variant:
+    cuda: str
+    cudnn: str
+    index: str
+    source: str
+    extra: str | None = None
+    default: bool = False
+    cuda_libs: str = "wheels"  # 'wheels': pip brings CUDA/cuDNN; 'system': the image must have them
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Release:
+    framework: str
+    version: str
+    python: tuple[str, ...]
+    python_source: str
+    variants: tuple[Variant, ...]
+
+    def variant(self, cuda: str) -> Variant | None:
+        return next((v for v in self.variants if v.cuda == cuda), None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CudnnCheck:
+    """How a framework reacts to a cuDNN other than the one it was built with."""
+
+    framework: str
+    rule: str
+    stage_cpu: Stage | None  # None: the check cannot show without a GPU
+    stage_gpu: Stage | None
+    source: str
+
+    def stage(self, evidence: Evidence) -> Stage | None:
+        return self.stage_cpu if evidence is Evidence.CPU else self.stage_gpu
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CudaImage:
+    tag: str
+    cuda: str
+    cuda_release: str
+    os: str
+    source: str
+    cudnn: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BaseOS:
+    os: str
+    codename: str
+    python: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcResult:
+    argv: tuple[str, ...]
+    returncode: int | None  # None: it never started
+    stdout: str
+    stderr: str
+    seconds: float
+    timed_out: bool = False

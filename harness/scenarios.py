@@ -1,0 +1,102 @@
+"""Fault scenarios: one YAML file per scenario under scenarios/ (signatures.yaml is the catalog)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.loader import Doc, read_yaml
+from harness.model import Evidence, Expectation, Fault, Outcome, Scenario, Stage, Where
+from harness.schema import validate
+
+# Signature ids a scenario may name. The catalog with patterns, causes and fixes lives in
+# scenarios/signatures.yaml once classification exists; until then this is the list of ids.
+SIGNATURE_IDS = frozenset(
+    {
+        "cudnn_missing", "cudnn_version_mismatch", "cudnn_init_failure", "cuda_runtime_missing",
+        "driver_too_old", "no_gpu_or_driver", "stub_driver", "arch_unsupported",
+        "undefined_symbol", "gpu_oom", "numpy_abi", "nccl_error", "container_gpu_access",
+        "corrupt_library", "illegal_memory_access", "timeout", "unknown",
+    }
+)  # fmt: skip
+
+NOT_SCENARIOS = frozenset({"signatures.yaml"})
+
+
+def _outcome(value: Any) -> Expectation:
+    if value == "pass":
+        return Expectation(outcome=Outcome.PASS)
+    if value == "unobservable":
+        return Expectation(outcome=Outcome.UNOBSERVABLE)
+    return Expectation(
+        outcome=Outcome.FAIL, signature=str(value["signature"]), stage=Stage(value["stage"])
+    )
+
+
+def parse_scenario(doc: Doc, *, expected_id: str) -> Scenario:
+    validate(doc, "scenario.schema.json")
+    data = doc.data
+    if data["id"] != expected_id:
+        raise ConfigError(
+            f"scenario id '{data['id']}' does not match its file name '{expected_id}.yaml'",
+            where=doc.where(("id",)),
+            help=f"rename the file or set `id: {expected_id}`",
+        )
+    expect = []
+    for fw, levels in sorted(data["expect"].items()):
+        if fw not in data["frameworks"]:
+            raise ConfigError(
+                f"expectation for '{fw}', which is not in this scenario's frameworks",
+                where=doc.where(("expect", fw), key=True),
+                help=f"add '{fw}' to frameworks, or remove this entry",
+            )
+        for level in ("cpu", "gpu"):
+            exp = _outcome(levels[level])
+            if exp.signature is not None and exp.signature not in SIGNATURE_IDS:
+                raise ConfigError(
+                    f"unknown signature '{exp.signature}'",
+                    where=doc.where(("expect", fw, level, "signature")),
+                    help=f"known signatures: {', '.join(sorted(SIGNATURE_IDS))}",
+                )
+            expect.append((fw, Evidence(level), exp))
+    faults = tuple(
+        Fault(primitive=f["primitive"], args=tuple(sorted(f.get("args", {}).items())))
+        for f in data["faults"]
+    )
+    return Scenario(
+        id=data["id"],
+        title=data["title"],
+        cause=data["cause"].strip(),
+        frameworks=tuple(data["frameworks"]),
+        faults=faults,
+        expect=tuple(expect),
+        where=doc.where(()),
+    )
+
+
+def read_scenarios(folder: Path, *, display: str) -> dict[str, Scenario]:
+    """Every scenario file in `folder`, by id."""
+    if not folder.is_dir():
+        raise ConfigError(
+            f"scenario folder not found: {display}",
+            help="set `scenarios:` in the matrix file to a folder of scenario files",
+        )
+    out = {}
+    for path in sorted(folder.glob("*.yaml")):
+        if path.name in NOT_SCENARIOS:
+            continue
+        doc = read_yaml(path, display=f"{display}/{path.name}")
+        out[path.stem] = parse_scenario(doc, expected_id=path.stem)
+    if not out:
+        raise ConfigError(
+            f"no scenario files in {display}",
+            where=Where(display, 1, 1),
+            help="add at least scenarios/baseline.yaml",
+        )
+    return out
+
+
+def scenario_ids(scenarios: Iterable[Scenario]) -> list[str]:
+    return [s.id for s in scenarios]

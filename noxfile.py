@@ -1,0 +1,31 @@
+"""Thin sessions over the harness CLI and the test suite (DESIGN.md: noxfile.py)."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The test suite. HARNESS_REQUIRE_DOCKER=1 turns a skipped Docker test into a failure."""
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff (style, imports, bugs) and mypy --strict."""
+    session.install("-e", ".[lint]")
+    session.run("ruff", "check", "harness", "tests", "noxfile.py")
+    session.run("ruff", "format", "--check", "harness", "tests", "noxfile.py")
+    session.run("mypy")
+
+
+@nox.session
+def plan(session: nox.Session) -> None:
+    """Print the plan of a profile: `nox -s plan -- --profile full --driver 535.104.05`."""
+    session.install("-e", ".")
+    session.run("harness", "plan", *session.posargs)

@@ -1,0 +1,47 @@
+"""Shared fixtures. Docker tests skip where no engine is reachable, unless HARNESS_REQUIRE_DOCKER=1
+(CI sets it): then an engine that cannot be reached fails the run instead of passing it silently."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def require_docker() -> bool:
+    return os.environ.get("HARNESS_REQUIRE_DOCKER", "") not in ("", "0")
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> Iterator[object]:
+    from harness.backends.docker import connect
+    from harness.errors import HarnessError
+
+    try:
+        client = connect(os.environ)
+    except HarnessError as exc:
+        if require_docker():
+            pytest.fail(f"HARNESS_REQUIRE_DOCKER=1 but: {exc.render()}")
+        pytest.skip(f"no Docker engine: {exc.message}")
+    yield client
+    client.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/docker/" in str(item.path).replace(os.sep, "/"):
+            item.add_marker(pytest.mark.docker)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and require_docker() and item.get_closest_marker("docker"):
+        report.outcome = "failed"
+        report.longrepr = f"Docker test skipped while HARNESS_REQUIRE_DOCKER=1: {report.longrepr}"

@@ -1,0 +1,132 @@
+"""The knowledge files: every row cited; the driver and cuDNN rules on known boundaries."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.compat import (
+    KNOWLEDGE_FILES,
+    cudnn_reason,
+    driver_reason,
+    parse_knowledge,
+    read_knowledge_docs,
+)
+from harness.errors import ConfigError
+from harness.loader import parse_yaml
+from harness.model import Stack
+
+DOCS = read_knowledge_docs()
+KB = parse_knowledge(DOCS)
+
+
+def rows_with_values(value: object, path: str = "") -> list[tuple[str, dict[str, object]]]:
+    """Every mapping in a knowledge file that states a version-like value."""
+    out = []
+    if isinstance(value, dict):
+        keys = set(value)
+        if keys & {"min_driver", "cudnn", "cuda", "tag", "python", "version", "rule", "major"}:
+            out.append((path, value))
+        for k, v in value.items():
+            out += rows_with_values(v, f"{path}.{k}")
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += rows_with_values(v, f"{path}[{i}]")
+    return out
+
+
+@pytest.mark.parametrize("name", KNOWLEDGE_FILES)
+def test_every_row_names_a_public_source(name: str) -> None:
+    rows = rows_with_values(DOCS[name].data)
+    assert rows
+    for path, row in rows:
+        cited = [k for k in ("source", "python_source") if k in row]
+        if cited:
+            for key in cited:
+                assert str(row[key]).startswith("https://"), (name, path, key)
+            continue
+        # A row without its own source is part of a cited row (a CUDA range inside a cuDNN
+        # release, a version list with python_source): its parent carries the source.
+        assert path.rsplit(".", 1)[-1].split("[")[0] in ("cuda",), (name, path)
+
+
+def test_a_row_without_source_is_rejected() -> None:
+    docs = dict(DOCS)
+    docs["drivers"] = parse_yaml(
+        "schema: 1\nminor_version_compatibility: []\ntoolkits:\n"
+        '  - {cuda: "12.8", toolkit: "12.8.0", min_driver: "570.26"}\n',
+        "drivers.yaml",
+    )
+    with pytest.raises(ConfigError) as err:
+        parse_knowledge(docs)
+    assert "without a public source" in err.value.message
+    assert str(err.value.where) == "drivers.yaml:4:5"
+
+
+@pytest.mark.parametrize(
+    ("cuda", "driver", "ok", "rule"),
+    [
+        ("11.8", "520.61.05", True, "driver-minimum"),
+        ("11.8", "470.57.02", True, "driver-minor-version-compatibility"),
+        ("11.8", "450.80.01", False, "driver-minimum"),
+        ("12.8", "570.26", True, "driver-minimum"),
+        ("12.8", "525.60.13", True, "driver-minor-version-compatibility"),
+        ("12.8", "470.57.02", False, "driver-minimum"),
+        ("13.0", "580.65.06", True, "driver-minimum"),
+        ("13.0", "575.51.03", False, "driver-minimum"),
+        ("12.10" if False else "12.9", "1000.1", True, "driver-minimum"),
+    ],
+)
+def test_driver_rule(cuda: str, driver: str, ok: bool, rule: str) -> None:
+    got, reason = driver_reason(cuda, driver, KB)
+    assert got is ok
+    assert reason.rule == rule
+    assert reason.source.startswith("https://docs.nvidia.com/")
+
+
+def stack(
+    cudnn: str, framework: str = "torch", version: str = "2.15.0", cuda: str = "13.2"
+) -> Stack:
+    return Stack(
+        framework=framework,
+        framework_version=version,
+        cuda=cuda,
+        cudnn=cudnn,
+        python="3.11",
+        base="offline",
+    )
+
+
+@pytest.mark.parametrize(
+    ("runtime", "ok"),
+    [
+        ("9.26.0.51", True),
+        ("9.26.1.1", True),
+        ("9.28.1.4", True),
+        ("9.13.0.50", False),
+        ("8.9.7.29", False),
+        ("10.0.0", False),
+    ],
+)
+def test_cudnn_rule_same_major_not_older_minor(runtime: str, ok: bool) -> None:
+    release = KB.release("torch", "2.15.0")
+    assert release is not None
+    variant = release.variant("13.2")
+    assert variant is not None and variant.cudnn == "9.26.0.51"
+    got, reason = cudnn_reason(stack(runtime), variant, KB)
+    assert got is ok
+    assert reason.source.startswith("https://")
+
+
+def test_version_order_is_numeric() -> None:
+    from harness.model import version_key
+
+    assert version_key("12.10") > version_key("12.9")
+    assert version_key("580.65.06") > version_key("580")
+    assert version_key("470.57.02") < version_key("525.60.13")
+
+
+def test_cudnn_majors_from_pypi_rows() -> None:
+    row = KB.cudnn_release("9.13.0.50")
+    assert row is not None
+    assert row.supports_major("13.0") and row.supports_major("12.8")
+    assert not row.supports_major("11.8")
