@@ -7,7 +7,7 @@ public source of the row that decided it, so `harness plan` can say why.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
@@ -356,45 +356,38 @@ def expect(
         source=str(scenario.where.file),
     )
     fails: list[tuple[Expectation, Reason]] = []
-    checks: list[Reason] = []  # an environment fault that cannot show here stays a check
+    passed: list[Reason] = []
+    hidden: list[Reason] = []  # environment faults that cannot show at this evidence level
 
     ok, reason = cudnn_reason(stack, variant, kb)
-    checks.append(reason)
-    if not ok:
-        check = kb.cudnn_check(stack.framework)
-        stage = check.stage(evidence) if check else None
-        if stage is not None:
-            fails.append(
-                (
-                    Expectation(
-                        outcome=Outcome.FAIL, signature="cudnn_version_mismatch", stage=stage
-                    ),
-                    reason,
-                )
-            )
+    check = kb.cudnn_check(stack.framework)
+    stage = check.stage(evidence) if check else None
+    if ok:
+        passed.append(reason)
+    elif stage is None:
+        hidden.append(replace(reason, detail=f"{reason.detail}; cannot show without a GPU"))
+    else:
+        fail = Expectation(outcome=Outcome.FAIL, signature="cudnn_version_mismatch", stage=stage)
+        fails.append((fail, reason))
     if driver.version is not None:
         ok, reason = driver_reason(stack.cuda, driver.version, kb)
-        checks.append(reason)
-        if not ok:
-            fails.append(
-                (
-                    Expectation(
-                        outcome=Outcome.FAIL, signature="driver_too_old", stage=DRIVER_STAGE
-                    ),
-                    reason,
-                )
-            )
+        if ok:
+            passed.append(reason)
+        else:
+            fail = Expectation(outcome=Outcome.FAIL, signature="driver_too_old", stage=DRIVER_STAGE)
+            fails.append((fail, reason))
     if scen.outcome is Outcome.FAIL:
         fails.append((scen, scen_reason))
 
     if fails:
         exp, why = min(fails, key=lambda f: f[0].stage.order if f[0].stage else 0)
-    elif scen.outcome is Outcome.UNOBSERVABLE:
-        exp, why = scen, scen_reason
-    else:
+    elif scen.outcome is Outcome.PASS and passed:
         # A pass is decided by the last compat row that let it through (the driver on a GPU).
-        exp, why = scen, checks[-1]
-    rest = tuple(c for c in (*checks, scen_reason) if c != why)
+        exp, why = scen, passed[-1]
+    else:
+        exp, why = scen, scen_reason
+    considered = (*passed, *hidden, *(r for _, r in fails), scen_reason)
+    rest = tuple(dict.fromkeys(r for r in considered if r != why))
     return Decision(exp, why, rest)
 
 

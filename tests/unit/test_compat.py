@@ -73,7 +73,7 @@ def test_a_row_without_source_is_rejected() -> None:
         ("12.8", "470.57.02", False, "driver-minimum"),
         ("13.0", "580.65.06", True, "driver-minimum"),
         ("13.0", "575.51.03", False, "driver-minimum"),
-        ("12.10" if False else "12.9", "1000.1", True, "driver-minimum"),
+        ("12.9", "1000.1", True, "driver-minimum"),
     ],
 )
 def test_driver_rule(cuda: str, driver: str, ok: bool, rule: str) -> None:
@@ -130,3 +130,27 @@ def test_cudnn_majors_from_pypi_rows() -> None:
     assert row is not None
     assert row.supports_major("13.0") and row.supports_major("12.8")
     assert not row.supports_major("11.8")
+
+
+def test_tensorflow_on_the_cuda_base_loads_the_images_older_cudnn() -> None:
+    """nvidia/cuda 12.5.1's cuDNN 9.2 is older than the 9.3 TensorFlow 2.21 was built with: the
+    mismatch shows at the first convolution on a GPU, and cannot show without one."""
+    from harness.compat import expect
+    from harness.model import DriverTarget, Outcome, Stage
+    from harness.scenarios import read_scenarios
+    from tests.conftest import ROOT
+
+    release = KB.release("tensorflow", "2.21.0")
+    assert release is not None
+    variant = release.variant("12.5")
+    assert variant is not None
+    assert KB.runtime_cudnn(variant, "cuda", "3.10") == "9.2.1.18"
+    assert KB.runtime_cudnn(variant, "offline", "3.11") == "9.3"
+    baseline = read_scenarios(ROOT / "scenarios", display="scenarios")["baseline"]
+    tf = stack("9.2.1.18", framework="tensorflow", version="2.21.0", cuda="12.5")
+    cpu = expect(tf, baseline, variant, DriverTarget(version=None, origin="flag"), KB)
+    assert cpu.expected.outcome is Outcome.PASS
+    assert any("cannot show without a GPU" in c.detail for c in cpu.checks)
+    gpu = expect(tf, baseline, variant, DriverTarget(version="580.65.06", origin="flag"), KB)
+    assert gpu.expected.signature == "cudnn_version_mismatch"
+    assert gpu.expected.stage is Stage.CUDNN_CONV
