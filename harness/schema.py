@@ -12,7 +12,7 @@ from importlib import resources
 from typing import Any
 
 import jsonschema
-from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.exceptions import ValidationError
 
 from harness.errors import ConfigError, choice_help
 from harness.loader import Doc, Path_
@@ -151,6 +151,8 @@ def validate(doc: Doc, schema_name: str) -> None:
         return (w.line, w.col)
 
     first = min(errors, key=place)
-    if first.validator in ("oneOf", "anyOf") and first.context:
-        first = best_match(first.context)
+    while first.validator in ("oneOf", "anyOf") and first.context:
+        # The branch that got furthest into the value says what is wrong with it.
+        deepest = max(len(e.absolute_path) for e in first.context)
+        first = next(e for e in first.context if len(e.absolute_path) == deepest)
     raise _explain(first, doc)
