@@ -6,10 +6,10 @@ public source of the row that decided it, so `harness plan` can say why.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.errors import ConfigError
 from harness.loader import Doc, parse_yaml
@@ -149,6 +149,22 @@ def _stage(value: Any) -> Stage | None:
     return None if value in (None, "unobservable") else Stage(str(value))
 
 
+T = TypeVar("T")
+
+
+def _plain(cls: type[T], row: Mapping[str, Any]) -> T:
+    """A flat row -> the dataclass with the same field names ('int' fields as int, the rest str)."""
+    values: dict[str, Any] = {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        if f.name in row and row[f.name] is not None:
+            values[f.name] = int(row[f.name]) if f.type == "int" else str(row[f.name])
+    return cls(**values)
+
+
+def _table(doc: Doc, key: str, cls: type[T]) -> tuple[T, ...]:
+    return tuple(_plain(cls, r) for _, r in _rows(doc, key))
+
+
 def _framework(doc: Doc) -> tuple[list[Release], CudnnCheck]:
     fw = str(doc.data["framework"])
     releases = []
@@ -203,57 +219,21 @@ def parse_knowledge(docs: Mapping[str, Doc]) -> Knowledge:
         checks.append(chk)
     try:
         return Knowledge(
-            toolkits=tuple(
-                ToolkitDriver(
-                    cuda=_s(r, "cuda"),
-                    toolkit=_s(r, "toolkit"),
-                    min_driver=_s(r, "min_driver"),
-                    source=_s(r, "source"),
-                )
-                for _, r in _rows(drivers, "toolkits")
-            ),
-            minor_compat=tuple(
-                MinorCompat(
-                    cuda_major=int(r["cuda_major"]),
-                    min_driver=_s(r, "min_driver"),
-                    source=_s(r, "source"),
-                )
-                for _, r in _rows(drivers, "minor_version_compatibility")
-            ),
+            toolkits=_table(drivers, "toolkits", ToolkitDriver),
+            minor_compat=_table(drivers, "minor_version_compatibility", MinorCompat),
             cudnn=tuple(
                 CudnnRelease(
                     cudnn=_s(r, "cudnn"),
                     release=_s(r, "release"),
-                    cuda=tuple(
-                        CudaRange(major=int(c["major"]), min=_opt(c, "min"), max=_opt(c, "max"))
-                        for c in r["cuda"]
-                    ),
+                    cuda=tuple(_plain(CudaRange, c) for c in r["cuda"]),
                     source=_s(r, "source"),
                 )
                 for _, r in _rows(cudnn, "releases")
             ),
             releases=tuple(releases),
             cudnn_checks=tuple(checks),
-            images=tuple(
-                CudaImage(
-                    tag=_s(r, "tag"),
-                    cuda=_s(r, "cuda"),
-                    cuda_release=_s(r, "cuda_release"),
-                    cudnn=_opt(r, "cudnn"),
-                    os=_s(r, "os"),
-                    source=_s(r, "source"),
-                )
-                for _, r in _rows(images, "images")
-            ),
-            bases=tuple(
-                BaseOS(
-                    os=_s(r, "os"),
-                    codename=_s(r, "codename"),
-                    python=_s(r, "python"),
-                    source=_s(r, "source"),
-                )
-                for _, r in _rows(bases, "bases")
-            ),
+            images=_table(images, "images", CudaImage),
+            bases=_table(bases, "bases", BaseOS),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"malformed compatibility knowledge: {exc!r}") from None
@@ -389,7 +369,3 @@ def expect(
     considered = (*passed, *hidden, *(r for _, r in fails), scen_reason)
     rest = tuple(dict.fromkeys(r for r in considered if r != why))
     return Decision(exp, why, rest)
-
-
-def frameworks_in(kb: Knowledge) -> Iterable[str]:
-    return kb.frameworks()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +95,3 @@ def read_scenarios(folder: Path, *, display: str) -> dict[str, Scenario]:
             help="add at least scenarios/baseline.yaml",
         )
     return out
-
-
-def scenario_ids(scenarios: Iterable[Scenario]) -> list[str]:
-    return [s.id for s in scenarios]
