@@ -25,6 +25,24 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+def matrix(session: nox.Session) -> None:
+    """The matrix job on a profile (default smoke): plan, then build every stack's image.
+
+    Runs and the report are the next stages; `nox -s matrix -- --profile full` picks a profile.
+    """
+    session.install("-e", ".")
+    session.run("harness", "plan", *session.posargs)
+    session.run("harness", "build", *session.posargs)
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """Build (or find cached) the images of a profile: `nox -s build -- --profile smoke`."""
+    session.install("-e", ".")
+    session.run("harness", "build", *session.posargs)
+
+
+@nox.session
 def plan(session: nox.Session) -> None:
     """Print the plan of a profile: `nox -s plan -- --profile full --driver 535.104.05`."""
     session.install("-e", ".")

@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
+import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from harness import __version__, host
-from harness.compat import parse_knowledge, read_knowledge_docs
-from harness.errors import ConfigError, HarnessError
+from harness.backends.docker import DockerBackend, connect
+from harness.base import read_recipe
+from harness.build import Builder, Paths, build_plan
+from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
+from harness.console import Console, human_bytes
+from harness.errors import ConfigError, HarnessError, choice_help
+from harness.journal import atomic_write
 from harness.loader import read_yaml
+from harness.lock import cache_root, read_lock
 from harness.matrix import expand, parse_matrix, shard
-from harness.model import DriverTarget, Where
+from harness.model import DriverTarget, Plan, Where
 from harness.plan import FORMATS, render
+from harness.render import cuda_base_ref, image_spec, read_templates
 from harness.scenarios import read_scenarios
 
 DRIVER_RE = re.compile(r"^\d+(\.\d+){1,3}$")
@@ -67,22 +78,95 @@ def resolve_driver(flag: str | None, profile_driver: str | None, where: Where) -
     return found
 
 
-def cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    shard_spec = parse_shard(args.shard, argv_where(argv, "--shard"))
+def load_plan(
+    args: argparse.Namespace, argv: Sequence[str], driver: DriverTarget | None = None
+) -> tuple[Plan, Knowledge, Path]:
+    """matrix.yaml + knowledge + scenarios -> the plan of --profile (and the repo folder)."""
     path = Path(args.matrix)
     matrix = parse_matrix(read_yaml(path, display=args.matrix))
     kb = parse_knowledge(read_knowledge_docs())
-    scen_dir = path.parent / matrix.scenarios_dir
-    scen_display = str(Path(args.matrix).parent / matrix.scenarios_dir)
-    if scen_display.startswith("./"):
-        scen_display = scen_display[2:]
-    scenarios = read_scenarios(scen_dir, display=scen_display)
+    scen_display = str(path.parent / matrix.scenarios_dir).removeprefix("./")
+    scenarios = read_scenarios(path.parent / matrix.scenarios_dir, display=scen_display)
     profile = matrix.profile(args.profile)
-    driver = resolve_driver(args.driver, profile.driver, argv_where(argv, "--driver"))
-    plan = expand(matrix, profile.name, kb, scenarios, driver)
+    if driver is None:
+        driver = resolve_driver(args.driver, profile.driver, argv_where(argv, "--driver"))
+    return expand(matrix, profile.name, kb, scenarios, driver), kb, path.parent
+
+
+def cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    shard_spec = parse_shard(args.shard, argv_where(argv, "--shard"))
+    plan, _, _ = load_plan(args, argv)
     if shard_spec is not None:
         plan = shard(plan, *shard_spec)
     sys.stdout.write(render(plan, args.format))
+    return 0
+
+
+def _builder(args: argparse.Namespace, kb: Knowledge, root: Path, console: Console) -> Builder:
+    env = os.environ
+    paths = Paths(images=root / "images", cache=cache_root(env), logs=root / "reports" / "logs")
+    backend = DockerBackend(connect(env))
+    return Builder(
+        kb=kb,
+        backend=backend,
+        paths=paths,
+        console=console,
+        templates=read_templates(paths.images),
+        relock=getattr(args, "relock", False),
+    )
+
+
+def cmd_build(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    # Images do not depend on the driver: plan for none, so no GPU probing happens here.
+    plan, kb, root = load_plan(args, argv, DriverTarget(version=None, origin="none"))
+    console = Console()
+    start = time.monotonic()
+    results = build_plan(_builder(args, kb, root, console), plan, args.stack)
+    built = sum(r.status == "built" for r in results)
+    hits = sum(r.status == "cache-hit" for r in results)
+    down = sum(r.downloaded for r in results)
+    console.line(
+        f"{len(results)} stacks: {built} built, {hits} cache hits, "
+        f"{human_bytes(down)} downloaded, {time.monotonic() - start:.1f} s"
+    )
+    if args.json:
+        atomic_write(Path(args.json), json.dumps([r.to_json() for r in results], indent=1) + "\n")
+    return 0
+
+
+def cmd_render(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Print a stack's Dockerfile and files, to build elsewhere (e.g. FROM nvidia/cuda)."""
+    plan, kb, root = load_plan(args, argv, DriverTarget(version=None, origin="none"))
+    wanted = args.stack.split("/")[0]
+    stacks = {c.stack.slug: c.stack for c in plan.cells}
+    if wanted not in stacks:
+        raise ConfigError(
+            f"no stack '{wanted}' in profile '{plan.profile}'",
+            where=argv_where(argv, "render"),
+            help=choice_help(wanted, stacks, "stacks"),
+        )
+    stack = stacks[wanted]
+    templates = read_templates(root / "images")
+    lock = read_lock(root / "images" / "locks" / f"{stack.slug}.json")
+    if stack.base == "cuda":
+        base_ref = cuda_base_ref(stack, kb)
+    else:
+        row = kb.offline_base(stack.python)
+        assert row is not None  # the plan checked it
+        base_ref = read_recipe(root / "images" / "offline-base", row.os).ref
+    spec = image_spec(
+        stack, kb=kb, lock=lock, base_ref=base_ref, base_id=base_ref, templates=templates
+    )
+    files = {"Dockerfile": spec.dockerfile, **dict(spec.files)}
+    if args.out:
+        for name, text in files.items():
+            atomic_write(Path(args.out) / name, text)
+        print(f"wrote {', '.join(files)} to {args.out}", file=sys.stderr)
+    else:
+        for name, text in files.items():
+            sys.stdout.write(f"==> {name} <==\n{text}")
+            if not text.endswith("\n"):
+                sys.stdout.write("\n")
     return 0
 
 
@@ -125,11 +209,56 @@ def build_parser() -> argparse.ArgumentParser:
         help="only shard I of N (1-based); the N shards partition the plan",
     )
     p.set_defaults(func=cmd_plan)
+
+    b = sub.add_parser("build", help="build (or find cached) the image of every stack in a profile")
+    _matrix_args(b)
+    b.add_argument(
+        "--stack",
+        action="append",
+        default=[],
+        metavar="SLUG",
+        help="only this stack (repeatable); `harness plan` lists them",
+    )
+    b.add_argument(
+        "--relock",
+        action="store_true",
+        help="resolve the locks again instead of reading images/locks/",
+    )
+    b.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    b.set_defaults(func=cmd_build)
+
+    r = sub.add_parser("render", help="print a stack's Dockerfile and files (--dry-run of build)")
+    _matrix_args(r)
+    r.add_argument("stack", metavar="STACK", help="a stack slug or cell id from `harness plan`")
+    r.add_argument("--out", metavar="DIR", help="write the files there instead of printing them")
+    r.set_defaults(func=cmd_render)
     return parser
+
+
+def _matrix_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--matrix",
+        default="matrix.yaml",
+        metavar="PATH",
+        help="the matrix file (default: matrix.yaml)",
+    )
+    p.add_argument(
+        "--profile",
+        default=None,
+        metavar="NAME",
+        help="profile (default: the file's default_profile, smoke)",
+    )
+
+
+def _terminate(signum: int, frame: object) -> None:
+    # `kill` (SIGTERM) unwinds like Ctrl-C, so every `finally` removes what it made.
+    raise KeyboardInterrupt
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:
+        signal.signal(signal.SIGTERM, _terminate)
     args = build_parser().parse_args(args_list)
     try:
         code: int = args.func(args, args_list)

@@ -186,6 +186,7 @@ def _framework(doc: Doc) -> tuple[list[Release], CudnnCheck]:
         releases.append(
             Release(
                 framework=fw,
+                package=str(doc.data["package"]),
                 version=_s(row, "version"),
                 python=tuple(str(p) for p in row["python"]),
                 python_source=_s(row, "python_source"),

@@ -261,6 +261,7 @@ class Variant:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Release:
     framework: str
+    package: str  # the distribution on the package index
     version: str
     python: tuple[str, ...]
     python_source: str
@@ -310,3 +311,101 @@ class ProcResult:
     stderr: str
     seconds: float
     timed_out: bool = False
+
+
+# ---- images ----
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LockedWheel:
+    name: str
+    version: str
+    filename: str
+    sha256: str
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "filename": self.filename,
+            "sha256": self.sha256,
+            "size": self.size,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Lock:
+    """Every wheel a stack installs, pinned by hash: the image build reads nothing else."""
+
+    slug: str
+    requirements: tuple[str, ...]
+    overrides: tuple[str, ...]  # pins swapped in after resolution (a deliberate cuDNN swap)
+    index: str
+    python: str
+    platforms: tuple[str, ...]
+    wheels: tuple[LockedWheel, ...]
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(w.size for w in self.wheels)
+
+    def requirements_txt(self) -> str:
+        lines = [f"# stackmatrix lock for {self.slug}: install with --no-index --require-hashes"]
+        lines += [f"{w.name}=={w.version} --hash=sha256:{w.sha256}" for w in self.wheels]
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": 1,
+            "slug": self.slug,
+            "requirements": list(self.requirements),
+            "overrides": list(self.overrides),
+            "index": self.index,
+            "python": self.python,
+            "platforms": list(self.platforms),
+            "total_bytes": self.total_bytes,
+            "wheels": [w.to_json() for w in self.wheels],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Lock:
+        return cls(
+            slug=data["slug"],
+            requirements=tuple(data["requirements"]),
+            overrides=tuple(data["overrides"]),
+            index=data["index"],
+            python=data["python"],
+            platforms=tuple(data["platforms"]),
+            wheels=tuple(LockedWheel(**w) for w in data["wheels"]),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DockerfilePlan:
+    """A rendered Dockerfile split the way run+commit executes it."""
+
+    base: str
+    runs: tuple[str, ...]  # shell commands, in order
+    changes: tuple[str, ...]  # LABEL/ENV/USER/WORKDIR/CMD lines for `docker commit --change`
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImageSpec:
+    """Everything needed to build one stack's image; `ref` is its content-addressed tag."""
+
+    stack: Stack
+    flavour: str
+    ref: str
+    dockerfile: str
+    files: tuple[tuple[str, str], ...]  # extra files next to the Dockerfile (name, text)
+    plan: DockerfilePlan
+    lock: Lock | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImageJob:
+    """One image and the plan cells that run in it."""
+
+    spec: ImageSpec
+    cells: tuple[str, ...]

@@ -1,19 +1,40 @@
-"""The only module that talks to the Docker engine (through the Docker SDK)."""
+"""The only module that talks to the Docker engine (through the Docker SDK).
+
+Every container it makes is named stackmatrix-<kind>-<uuid>, labelled, and removed in `finally`,
+also on Ctrl-C (docker-py's ContainerCollection.run removes only on the happy path:
+https://github.com/docker/docker-py/issues/3284). An image gets its tag only from a finished
+commit or import, so an interrupted build leaves no half-tagged image.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import shutil
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import docker
-from docker.errors import DockerException
+import requests
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+from docker.models.containers import Container
 
 from harness.errors import HarnessError
+from harness.journal import atomic_write
+from harness.model import DockerfilePlan
+
+LOG_TAIL = 30
+LABEL = "stackmatrix.run"
 
 
 class EngineUnreachable(HarnessError):
     exit_code = 3
+
+
+class BuildFailed(HarnessError):
+    exit_code = 1
 
 
 _START_HELP = (
@@ -33,7 +54,7 @@ def connect(env: Mapping[str, str]) -> docker.DockerClient:
         )
     client = None
     try:
-        client = docker.DockerClient(base_url=host, timeout=30)
+        client = docker.DockerClient(base_url=host, timeout=600)
         client.ping()
     except DockerException as exc:
         if client is not None:
@@ -52,3 +73,194 @@ def engine_info(client: docker.DockerClient) -> Mapping[str, Any]:
 def _reason(exc: DockerException) -> str:
     text = str(exc)
     return text.rsplit("(", maxsplit=1)[-1].rstrip(")") if "Connection" in text else text
+
+
+def _disk_full(text: str) -> bool:
+    return "no space left on device" in text.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    source: Path
+    target: str
+    read_only: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    exit_code: int | None  # None: timed out and killed
+    output: str
+    oom_killed: bool
+
+
+def build_failure(ref: str, plan: DockerfilePlan, done: Finished, log_path: Path) -> HarnessError:
+    """The step that failed (the last `+ cmd` line of `set -x`), why, and the log's tail."""
+    lines = done.output.rstrip().splitlines()
+    step = next((ln[2:] for ln in reversed(lines) if ln.startswith("+ ")), " && ".join(plan.runs))
+    tail = "\n".join(lines[-LOG_TAIL:])
+    if done.exit_code is None:
+        what = "timed out"
+    elif done.oom_killed:
+        what = "was killed for memory (OOM)"
+    else:
+        what = f"failed with exit status {done.exit_code}"
+    if _disk_full(done.output):
+        what += ": the disk is full"
+    return BuildFailed(
+        f"building {ref} {what} at step: {step}\n--- last {LOG_TAIL} lines ---\n{tail}",
+        help=f"the full log is in {log_path}",
+    )
+
+
+class DockerBackend:
+    def __init__(self, client: docker.DockerClient):
+        self.client = client
+
+    # ---------------------------------------------------------------- images
+
+    def image_id(self, ref: str) -> str | None:
+        try:
+            image_id: str | None = self.client.images.get(ref).id
+        except ImageNotFound:
+            return None
+        return image_id
+
+    def image_labels(self, ref: str) -> dict[str, str]:
+        labels: dict[str, str] = self.client.images.get(ref).labels or {}
+        return labels
+
+    def image_size(self, ref: str) -> int:
+        size: int = self.client.images.get(ref).attrs["Size"]
+        return size
+
+    def remove_image(self, ref: str) -> None:
+        with suppress(ImageNotFound):
+            self.client.images.remove(ref, force=True)
+
+    def import_rootfs(self, tar: Path, ref: str, changes: Sequence[str]) -> str:
+        """`docker import` a root filesystem tarball as `ref`."""
+        repo, _, tag = ref.rpartition(":")
+        try:
+            self.client.api.import_image_from_file(
+                str(tar), repository=repo, tag=tag, changes=list(changes)
+            )
+        except APIError as exc:
+            raise self._engine_error(f"importing {tar.name} as {ref}", str(exc)) from None
+        got = self.image_id(ref)
+        if got is None:
+            raise BuildFailed(f"docker import of {tar.name} did not produce {ref}")
+        return got
+
+    # ---------------------------------------------------------------- containers
+
+    @contextmanager
+    def container(
+        self,
+        image: str,
+        command: Sequence[str],
+        *,
+        kind: str,
+        mounts: Sequence[Mount] = (),
+        network: bool = False,
+        user: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Iterator[Container]:
+        """A created (not started) container, removed on the way out whatever happens."""
+        name = f"stackmatrix-{kind}-{uuid.uuid4().hex[:12]}"
+        volumes = {
+            str(m.source): {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in mounts
+        }
+        created = None
+        try:
+            created = self.client.containers.create(
+                image,
+                list(command),
+                name=name,
+                labels={LABEL: name},
+                volumes=volumes,
+                network_mode="bridge" if network else "none",
+                user=user,
+                environment=dict(env or {}),
+                detach=True,
+            )
+            yield created
+        finally:
+            if created is not None:
+                with suppress(NotFound):
+                    created.remove(force=True)
+
+    def finish(self, container: Container, timeout: float) -> Finished:
+        container.start()
+        try:
+            status = container.wait(timeout=timeout)
+            code: int | None = int(status.get("StatusCode", -1))
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            container.kill()
+            code = None
+        output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+        container.reload()
+        oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
+        return Finished(exit_code=code, output=output, oom_killed=oom)
+
+    def run(
+        self,
+        image: str,
+        command: Sequence[str],
+        *,
+        timeout: float = 600,
+        mounts: Sequence[Mount] = (),
+        user: str | None = None,
+    ) -> Finished:
+        """Run a command in a fresh container with no network; the container is removed."""
+        with self.container(image, command, kind="run", mounts=mounts, user=user) as c:
+            return self.finish(c, timeout)
+
+    def commit_build(
+        self,
+        plan: DockerfilePlan,
+        ref: str,
+        *,
+        mounts: Sequence[Mount],
+        log_path: Path,
+        timeout: float,
+    ) -> str:
+        """Execute a rendered Dockerfile as run + commit: its RUN steps in one container with no
+        network and the given read-only mounts, then `commit` with its other instructions."""
+        script = " && ".join(f"( {r} )" for r in plan.runs) or "true"
+        with self.container(
+            plan.base, ["sh", "-c", f"set -x; {script}"], kind="build", mounts=mounts, user="0"
+        ) as c:
+            done = self.finish(c, timeout)
+            atomic_write(log_path, done.output)
+            if done.exit_code != 0:
+                raise build_failure(ref, plan, done, log_path)
+            try:
+                repo, _, tag = ref.rpartition(":")
+                image = c.commit(repository=repo, tag=tag, changes=list(plan.changes))
+            except APIError as exc:
+                raise self._engine_error(f"committing {ref}", str(exc)) from None
+        image_id = image.id
+        if image_id is None:
+            raise BuildFailed(f"committing {ref} gave no image id")
+        return image_id
+
+    def _engine_error(self, doing: str, text: str) -> HarnessError:
+        if _disk_full(text):
+            return BuildFailed(
+                f"{doing}: the disk is full ({text.strip()})",
+                help="free space where Docker keeps images (`docker system df`)",
+            )
+        return BuildFailed(f"{doing}: {text.strip()}")
+
+    def free_bytes(self) -> tuple[str, int]:
+        """Docker's data root and the bytes free there (the engine runs on this machine)."""
+        root = str(self.client.info().get("DockerRootDir", "/var/lib/docker"))
+        try:
+            return root, shutil.disk_usage(root).free
+        except OSError:  # a remote engine: nothing to measure from here
+            return root, -1
+
+    def leftovers(self) -> list[str]:
+        """Names of stackmatrix containers still present (should be none between runs)."""
+        found = self.client.containers.list(all=True, filters={"label": LABEL})
+        return [str(c.name) for c in found]

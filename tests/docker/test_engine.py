@@ -21,3 +21,21 @@ def test_unreachable_engine_is_a_clear_error(tmp_path: object) -> None:
     assert "cannot reach the Docker engine" in text
     assert "help: start it" in text
     assert err.value.exit_code != 0
+
+
+def test_build_without_an_engine_says_how_to_start_it(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli import main
+    from tests.conftest import ROOT
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-such.sock")
+    code = main(["build"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "Traceback" not in err
+    assert err.splitlines()[0] == (
+        f"error: cannot reach the Docker engine at unix://{tmp_path}/no-such.sock: no such socket"
+    )
+    assert err.splitlines()[1].startswith("help: start it")

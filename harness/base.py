@@ -1,0 +1,162 @@
+"""The offline base: Debian with its own Python, built here with mmdebstrap and `docker import`.
+
+No registry is involved: the root filesystem comes from Debian's packages. The tag is the hash of
+the recipe file, so an unchanged recipe is built once per machine. What the image really holds
+(Python version, glibc) is measured inside the new root filesystem and kept as labels: lock
+resolution takes its wheel platform tags from the measured glibc.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import proc
+from harness.backends.docker import BuildFailed, DockerBackend
+from harness.errors import ConfigError, HarnessError
+from harness.loader import read_yaml
+from harness.model import Where
+
+BASE_REPO = "stackmatrix/base"
+FACTS = "etc/stackmatrix-base.json"
+BUILD_TIMEOUT = 1800.0
+# Runs inside the new root filesystem (mmdebstrap customize hook): what Python and glibc it has.
+_PROBE = (
+    "import json, os, platform; print(json.dumps({'python': platform.python_version(), "
+    "'glibc': os.confstr('CS_GNU_LIBC_VERSION').split()[1]}))"
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recipe:
+    os: str
+    suite: str
+    python: str
+    variant: str
+    mirror: str
+    include: tuple[str, ...]
+    exclude_paths: tuple[str, ...]
+    digest: str  # sha256 of the recipe file
+
+    @property
+    def ref(self) -> str:
+        return f"{BASE_REPO}:{self.os}-py{self.python}-{self.digest[:12]}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Base:
+    ref: str
+    image_id: str
+    python: str  # as measured inside, e.g. 3.11.2
+    glibc: str
+
+
+def parse_recipe(data: Mapping[str, Any], digest: str, where: Where) -> Recipe:
+    try:
+        return Recipe(
+            os=str(data["os"]),
+            suite=str(data["suite"]),
+            python=str(data["python"]),
+            variant=str(data.get("variant", "minbase")),
+            mirror=str(data["mirror"]),
+            include=tuple(str(x) for x in data["include"]),
+            exclude_paths=tuple(str(x) for x in data.get("exclude_paths", [])),
+            digest=digest,
+        )
+    except (KeyError, TypeError) as exc:
+        raise ConfigError(
+            f"base recipe: missing or bad {exc}",
+            where=where,
+            help="see images/offline-base/debian12.yaml",
+        ) from None
+
+
+def read_recipe(folder: Path, os_id: str) -> Recipe:
+    path = folder / f"{os_id}.yaml"
+    if not path.exists():
+        raise ConfigError(
+            f"no offline base recipe for {os_id}: {path} is missing",
+            help="add one like images/offline-base/debian12.yaml",
+        )
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    doc = read_yaml(path)
+    return parse_recipe(doc.data, digest, Where(str(path)))
+
+
+def mmdebstrap_argv(recipe: Recipe, out: Path) -> list[str]:
+    argv = [
+        "mmdebstrap",
+        f"--variant={recipe.variant}",
+        "--format=tar",
+        f"--include={','.join(recipe.include)}",
+    ]
+    argv += [f"--dpkgopt=path-exclude={p}" for p in recipe.exclude_paths]
+    argv += [
+        f'--customize-hook=chroot "$1" python3 -c "{_PROBE}" > "$1/{FACTS}"',
+        '--customize-hook=rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*',
+        recipe.suite,
+        str(out),
+        recipe.mirror,
+    ]
+    return argv
+
+
+def _facts(tar: Path) -> dict[str, str]:
+    with tarfile.open(tar) as t:
+        member = t.extractfile(f"./{FACTS}")
+        if member is None:
+            raise BuildFailed(f"{tar.name} has no {FACTS}: the customize hook did not run")
+        data: dict[str, str] = json.loads(member.read())
+    return data
+
+
+def _labels(image_labels: Mapping[str, str], ref: str) -> tuple[str, str]:
+    try:
+        return image_labels["stackmatrix.base.python"], image_labels["stackmatrix.base.glibc"]
+    except KeyError:
+        raise HarnessError(
+            f"{ref} has no stackmatrix.base labels",
+            help=f"remove it (`docker rmi {ref}`) and build again",
+        ) from None
+
+
+def ensure_base(recipe: Recipe, backend: DockerBackend, scratch: Path) -> tuple[Base, bool]:
+    """The base image for `recipe`, built if missing; True when it was built now."""
+    image_id = backend.image_id(recipe.ref)
+    if image_id is not None:
+        python, glibc = _labels(backend.image_labels(recipe.ref), recipe.ref)
+        return Base(ref=recipe.ref, image_id=image_id, python=python, glibc=glibc), False
+    if shutil.which("mmdebstrap") is None:
+        raise HarnessError(
+            "mmdebstrap is not installed: it builds the offline base",
+            help="apt-get install mmdebstrap (Debian/Ubuntu)",
+        )
+    scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=scratch, prefix="base-") as tmp:
+        tar = Path(tmp) / "rootfs.tar"
+        res = proc.run(mmdebstrap_argv(recipe, tar), timeout=BUILD_TIMEOUT)
+        if res.returncode != 0:
+            tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-30:])
+            raise BuildFailed(
+                f"mmdebstrap failed for {recipe.os} ({recipe.suite}):\n{tail}",
+                help="is the Debian mirror reachable? is there disk space?",
+            )
+        facts = _facts(tar)
+        changes = [
+            f'LABEL stackmatrix.base.python="{facts["python"]}" '
+            f'stackmatrix.base.glibc="{facts["glibc"]}" '
+            f'stackmatrix.base.recipe.sha256="{recipe.digest}" '
+            f'org.opencontainers.image.title="stackmatrix offline base {recipe.os}"',
+            "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            'CMD ["python3"]',
+        ]
+        image_id = backend.import_rootfs(tar, recipe.ref, changes)
+    base = Base(ref=recipe.ref, image_id=image_id, python=facts["python"], glibc=facts["glibc"])
+    return base, True

@@ -1,0 +1,224 @@
+"""Real engine: the offline base, a small stack built, run and found again by its tag, builds with
+no network, failing and interrupted builds that leave nothing behind, a version with no wheel."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.backends.docker import BuildFailed, DockerBackend, Mount
+from harness.base import Base, ensure_base, read_recipe
+from harness.build import Builder, Paths
+from harness.compat import parse_knowledge, read_knowledge_docs
+from harness.console import Console
+from harness.lock import LockError, WheelCache, cache_root, resolve
+from harness.model import DockerfilePlan, ImageJob, Lock, Stack
+from harness.render import offline_spec, read_templates
+from tests.conftest import ROOT
+
+ENV = dict(os.environ)
+NUMPY = "numpy==2.4.6"
+NUMPY_STACK = Stack(
+    framework="numpy",
+    framework_version="2.4.6",
+    cuda="none",
+    cudnn="none",
+    python="3.11",
+    base="offline",
+)
+
+
+@pytest.fixture(scope="session")
+def backend(docker_client: object) -> DockerBackend:
+    return DockerBackend(docker_client)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def base(backend: DockerBackend) -> Base:
+    """The debian12 offline base. Built once per machine and kept: it is a cache, like wheels."""
+    recipe = read_recipe(ROOT / "images" / "offline-base", "debian12")
+    built, _ = ensure_base(recipe, backend, cache_root(ENV) / "tmp")
+    return built
+
+
+@pytest.fixture(scope="session")
+def numpy_lock(base: Base) -> Lock:
+    lock, _ = resolve(
+        "test-numpy",
+        [NUMPY],
+        [],
+        index="https://pypi.org/simple",
+        python="3.11",
+        glibc=base.glibc,
+        cache=WheelCache(cache_root(ENV)),
+    )
+    return lock
+
+
+@pytest.fixture
+def builder(backend: DockerBackend, tmp_path: Path) -> Builder:
+    paths = Paths(images=ROOT / "images", cache=cache_root(ENV), logs=tmp_path / "logs")
+    return Builder(
+        kb=parse_knowledge(read_knowledge_docs()),
+        backend=backend,
+        paths=paths,
+        templates=read_templates(ROOT / "images"),
+        console=Console(),
+    )
+
+
+@pytest.fixture
+def fresh_ref(backend: DockerBackend) -> Iterator[list[str]]:
+    """Image refs a test makes; removed afterwards, and no stackmatrix container may remain."""
+    refs: list[str] = []
+    yield refs
+    for ref in refs:
+        backend.remove_image(ref)
+    assert backend.leftovers() == []
+
+
+def test_the_offline_base_is_debian_with_its_python(backend: DockerBackend, base: Base) -> None:
+    assert base.python.startswith("3.11.") and base.glibc == "2.36"
+    done = backend.run(base.ref, ["python3", "-c", "import ssl, venv; print('ok')"])
+    assert (done.exit_code, done.output.strip()) == (0, "ok")
+    labels = backend.image_labels(base.ref)
+    assert labels["stackmatrix.base.glibc"] == "2.36"
+
+
+def test_small_stack_builds_runs_and_is_a_cache_hit(
+    builder: Builder, backend: DockerBackend, base: Base, numpy_lock: Lock, fresh_ref: list[str]
+) -> None:
+    spec = offline_spec(
+        NUMPY_STACK,
+        lock=numpy_lock,
+        base_ref=base.ref,
+        base_id=base.image_id,
+        templates=builder.templates,
+    )
+    fresh_ref.append(spec.ref)
+    backend.remove_image(spec.ref)
+    job = ImageJob(spec=spec, cells=())
+    first = builder.build(job)
+    assert first.status == "built" and first.size > 0
+    done = backend.run(
+        spec.ref, ["python", "-c", "import numpy, os; print(numpy.__version__, os.getuid())"]
+    )
+    assert (done.exit_code, done.output.strip()) == (0, "2.4.6 1000")
+    labels = backend.image_labels(spec.ref)
+    assert json.loads(labels["stackmatrix.stack"])["framework"] == "numpy"
+    assert labels["org.opencontainers.image.base.name"] == base.ref
+    again = builder.build(job)
+    assert again.status == "cache-hit"
+    assert again.downloaded == 0
+    assert again.seconds < 5
+
+
+def test_the_image_build_has_no_network(
+    backend: DockerBackend, base: Base, tmp_path: Path, fresh_ref: list[str]
+) -> None:
+    """A build step that tries the network fails, names its step and keeps the full log."""
+    ref = "stackmatrix/test:no-network"
+    fresh_ref.append(ref)
+    probe = "python3 -c \"import socket; socket.create_connection(('pypi.org', 443), timeout=5)\""
+    plan = DockerfilePlan(base=base.ref, runs=("echo step-one", probe), changes=())
+    log = tmp_path / "build.log"
+    with pytest.raises(BuildFailed) as err:
+        backend.commit_build(plan, ref, mounts=[Mount(tmp_path, "/m")], log_path=log, timeout=120)
+    text = err.value.render()
+    assert "failed with exit status 1 at step: python3 -c" in text
+    assert "--- last 30 lines ---" in text
+    assert "step-one" in log.read_text()
+    assert any(
+        s in log.read_text()
+        for s in (
+            "Name or service not known",
+            "Temporary failure in name resolution",
+            "Network is unreachable",
+        )
+    )
+    assert backend.image_id(ref) is None
+
+
+def test_an_interrupted_build_leaves_no_container_and_no_tag(
+    backend: DockerBackend, base: Base, tmp_path: Path, fresh_ref: list[str]
+) -> None:
+    ref = "stackmatrix/test:interrupted"
+    fresh_ref.append(ref)
+    script = f"""
+import os, signal, sys
+from pathlib import Path
+sys.path.insert(0, {str(ROOT)!r})
+from harness.backends.docker import DockerBackend, connect
+from harness.model import DockerfilePlan
+def stop(*_): raise KeyboardInterrupt
+signal.signal(signal.SIGTERM, stop)
+b = DockerBackend(connect(os.environ))
+plan = DockerfilePlan(base={base.ref!r}, runs=("sleep 120",), changes=())
+b.commit_build(plan, {ref!r}, mounts=[], log_path=Path({str(tmp_path / "log")!r}), timeout=300)
+"""
+    child = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 60
+        while not [n for n in backend.leftovers() if n.startswith("stackmatrix-build-")]:
+            assert time.monotonic() < deadline, "the build container never appeared"
+            assert child.poll() is None, "the build ended early"
+            time.sleep(0.2)
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=60) != 0
+    finally:
+        child.kill()
+    assert backend.leftovers() == []
+    assert backend.image_id(ref) is None
+
+
+def test_a_version_with_no_wheel_names_package_version_and_index(base: Base) -> None:
+    with pytest.raises(LockError) as err:
+        resolve(
+            "t",
+            ["numpy==0.0.1"],
+            [],
+            index="https://pypi.org/simple",
+            python="3.11",
+            glibc=base.glibc,
+            cache=WheelCache(cache_root(ENV)),
+        )
+    text = err.value.render()
+    assert "no wheel for numpy==0.0.1 on https://pypi.org/simple" in text
+    assert err.value.exit_code == 2
+
+
+SMOKE_TORCH = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline"
+
+
+@pytest.mark.slow
+def test_the_smoke_torch_stack(backend: DockerBackend, tmp_path: Path) -> None:
+    """`harness build` on the smoke profile's torch stack, then torch in it with no network."""
+    out = tmp_path / "build.json"
+    res = subprocess.run(
+        [sys.executable, "-m", "harness", "build", "--stack", SMOKE_TORCH, "--json", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=3000,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    [result] = json.loads(out.read_text())
+    assert result["status"] in ("built", "cache-hit")
+    code = (
+        "import torch, os; print(torch.__version__, torch.version.cuda, "
+        "torch.backends.cudnn.version(), os.getuid())"
+    )
+    done = backend.run(result["ref"], ["python", "-c", code], timeout=300)
+    assert done.exit_code == 0, done.output
+    assert done.output.strip().splitlines()[-1] == "2.15.0+cu132 13.2 92600 1000"
+    stack = json.loads(backend.image_labels(result["ref"])["stackmatrix.stack"])
+    assert stack["cudnn"] == "9.26.0.51" and stack["framework_version"] == "2.15.0"

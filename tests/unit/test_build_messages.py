@@ -1,0 +1,46 @@
+"""What a failed build tells the user: the step, why (exit, OOM, timeout, disk full), the tail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.backends.docker import Finished, build_failure
+from harness.model import DockerfilePlan
+
+PLAN = DockerfilePlan(base="b", runs=("sh install.sh",), changes=())
+
+
+@pytest.mark.parametrize(
+    ("done", "words"),
+    [
+        (
+            Finished(exit_code=1, output="+ a\n+ pip install x\nERROR: boom\n", oom_killed=False),
+            "failed with exit status 1 at step: pip install x",
+        ),
+        (
+            Finished(exit_code=137, output="+ pip install x\n", oom_killed=True),
+            "was killed for memory (OOM)",
+        ),
+        (Finished(exit_code=None, output="", oom_killed=False), "timed out at step: sh install.sh"),
+        (
+            Finished(
+                exit_code=1,
+                output="+ cp\nOSError: [Errno 28] No space left on device\n",
+                oom_killed=False,
+            ),
+            "the disk is full",
+        ),
+    ],
+)
+def test_build_failure(done: Finished, words: str) -> None:
+    err = build_failure("stackmatrix/stack:x", PLAN, done, Path("reports/logs/x.log"))
+    assert words in err.message
+    assert err.help == "the full log is in reports/logs/x.log"
+
+
+def test_only_the_last_30_lines() -> None:
+    out = "".join(f"line {i}\n" for i in range(100))
+    err = build_failure("r", PLAN, Finished(exit_code=2, output=out, oom_killed=False), Path("l"))
+    assert "line 69" not in err.message and "line 70" in err.message and "line 99" in err.message
