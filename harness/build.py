@@ -6,6 +6,7 @@ the engine whether a tag exists. Only a miss downloads wheels or builds.
 
 from __future__ import annotations
 
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -16,7 +17,6 @@ from harness.base import Base, ensure_base, read_recipe
 from harness.compat import Knowledge
 from harness.console import Console, human_bytes
 from harness.errors import ConfigError, HarnessError
-from harness.journal import atomic_write
 from harness.lock import WheelCache, fetch, read_lock, resolve, write_lock
 from harness.model import ImageJob, Plan, Stack
 from harness.render import cuda_base_ref, image_spec, requirements
@@ -176,18 +176,24 @@ class Builder:
         self.console.step(
             spec.stack.slug, f"building {spec.ref} (downloaded {human_bytes(downloaded)})"
         )
-        meta = self.paths.cache / "meta" / spec.ref.rpartition(":")[2]
-        for name, text in spec.files:
-            atomic_write(meta / name, text)
-        atomic_write(meta / "Dockerfile", spec.dockerfile)
         log = self.paths.logs / f"build-{spec.stack.slug}.log"
-        self.backend.commit_build(
-            spec.plan,
-            spec.ref,
-            log_path=log,
-            timeout=BUILD_TIMEOUT,
-            mounts=[Mount(self.wheels.dir, "/wheelhouse/wheels"), Mount(meta, "/wheelhouse/meta")],
-        )
+        scratch = self.paths.cache / "tmp"
+        scratch.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=scratch, prefix="meta-") as tmp:
+            meta = Path(tmp)  # install.sh, requirements.txt: what the RUN step reads
+            for name, text in (*spec.files, ("Dockerfile", spec.dockerfile)):
+                (meta / name).write_text(text, encoding="utf-8")
+            meta.chmod(0o755)  # the build runs as root, but keep it readable for rootless engines
+            self.backend.commit_build(
+                spec.plan,
+                spec.ref,
+                log_path=log,
+                timeout=BUILD_TIMEOUT,
+                mounts=[
+                    Mount(self.wheels.dir, "/wheelhouse/wheels"),
+                    Mount(meta, "/wheelhouse/meta"),
+                ],
+            )
         size = self.backend.image_size(spec.ref)
         seconds = time.monotonic() - t
         self.console.step(spec.stack.slug, f"built in {seconds:.1f} s, {human_bytes(size)}")

@@ -183,18 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("plan", help="expand matrix.yaml into cells with expected outcomes")
-    p.add_argument(
-        "--matrix",
-        default="matrix.yaml",
-        metavar="PATH",
-        help="the matrix file (default: matrix.yaml)",
-    )
-    p.add_argument(
-        "--profile",
-        default=None,
-        metavar="NAME",
-        help="profile to expand (default: the file's default_profile, smoke)",
-    )
+    _matrix_args(p)
     p.add_argument(
         "--driver",
         default=None,
