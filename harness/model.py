@@ -409,3 +409,31 @@ class ImageJob:
 
     spec: ImageSpec
     cells: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProbeEvent:
+    """One stage's end as the probe reported it (see harness/probes/stageprobe.py)."""
+
+    stage: Stage
+    ok: bool
+    skipped: str | None
+    seconds: float
+    details: dict[str, Any]
+    error_type: str | None = None
+    error_message: str | None = None
+    traceback: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProbeReport:
+    """What a probe run showed: its stage events, the stage it failed at, where it crashed."""
+
+    events: tuple[ProbeEvent, ...]
+    failed_stage: Stage | None  # the first stage that ended with ok=false
+    crashed_stage: Stage | None  # started but never ended: the process died inside it
+    noise: tuple[str, ...]  # stdout lines that were not probe events
+
+    @property
+    def passed(self) -> bool:
+        return self.failed_stage is None and self.crashed_stage is None and bool(self.events)

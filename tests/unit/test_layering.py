@@ -62,3 +62,17 @@ def test_os_system_and_popen_only_in_proc() -> None:
         if path.name != "proc.py":
             assert "import subprocess" not in text, path
             assert "os.system(" not in text and "os.popen(" not in text, path
+
+
+def test_the_probe_uses_only_the_stdlib_and_the_frameworks() -> None:
+    import sys
+
+    tree = ast.parse((ROOT / "harness" / "probes" / "stageprobe.py").read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+    assert names - {"__future__"} <= set(sys.stdlib_module_names) | {"torch", "tensorflow"}
+    assert "harness" not in names
