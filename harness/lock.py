@@ -11,7 +11,10 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -236,3 +239,44 @@ def read_lock(path: Path) -> Lock | None:
 
 def write_lock(path: Path, lock: Lock) -> None:
     atomic_write(path, json.dumps(lock.to_json(), indent=1) + "\n")
+
+
+def extract(cache: WheelCache, lock: Lock, pin: str, member: str) -> Path:
+    """A file (or, for a member ending in '/', a folder) from another wheel, unpacked once into
+    the cache: the material for a 'replace this library with another version's' fault."""
+    name, _, version = pin.partition("==")
+    want = (_norm(name), version)
+    found = [f.name for f in cache.dir.glob("*.whl") if wheel_identity(f.name) == want]
+    if not found:
+        _pip_download(
+            ["--no-deps", pin],
+            index=lock.index,
+            python=lock.python,
+            plats=lock.platforms,
+            cache=cache,
+        )
+        found = [f.name for f in cache.dir.glob("*.whl") if wheel_identity(f.name) == want]
+    if not found:
+        raise LockError(f"{pin}: not in the wheel cache after download")
+    root = cache.dir.parent / "extracted" / found[0]
+    target = root / member.rstrip("/")
+    if not target.exists():
+        with zipfile.ZipFile(cache.dir / found[0]) as whl:
+            names = [
+                n
+                for n in whl.namelist()
+                if n == member or (member.endswith("/") and n.startswith(member))
+            ]
+            if not names:
+                raise LockError(f"{found[0]} has no {member}")
+            tmp = Path(tempfile.mkdtemp(dir=root.parent if root.parent.exists() else None))
+            try:
+                for n in names:
+                    whl.extract(n, tmp)
+                    os.chmod(tmp / n, 0o755)
+                root.mkdir(parents=True, exist_ok=True)
+                (root / member.rstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(tmp / member.rstrip("/"), target)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    return target

@@ -437,3 +437,27 @@ class ProbeReport:
     @property
     def passed(self) -> bool:
         return self.failed_stage is None and self.crashed_stage is None and bool(self.events)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WheelFile:
+    """A file taken from another wheel (another version's library), mounted read-only."""
+
+    pin: str  # e.g. nvidia-cudnn-cu13==9.13.0.50
+    member: str  # path inside the wheel, e.g. nvidia/cudnn/lib/libcudnn_graph.so.9
+    target: str  # where it is mounted in the container
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunSpec:
+    """One run of a probe in a fresh container, with a scenario's faults applied at run time."""
+
+    image: str
+    argv: tuple[str, ...]
+    setup: tuple[str, ...] = ()  # shell commands run as root before dropping to the user
+    env: tuple[tuple[str, str], ...] = ()
+    unset: tuple[str, ...] = ()
+    wheel_files: tuple[WheelFile, ...] = ()
+    memory_limit: int | None = None  # bytes
+    gpu: bool = False
+    timeout: float = 600.0

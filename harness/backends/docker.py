@@ -8,6 +8,7 @@ commit or import, so an interrupted build leaves no half-tagged image.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,9 +24,14 @@ from docker.models.containers import Container
 
 from harness.errors import HarnessError
 from harness.journal import atomic_write
-from harness.model import DockerfilePlan
+from harness.model import DockerfilePlan, RunSpec
 
 LOG_TAIL = 30
+LOG_CAP = 4 * 1024 * 1024
+# A run's short root setup (removing or swapping files in the container's own layer, then
+# dropping to the workload user) needs exactly these; the probe itself runs with none.
+SETUP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP"]
+DROP = "setpriv --reuid=1000 --regid=1000 --init-groups --inh-caps=-all --bounding-set=-all --"
 LABEL = "stackmatrix.run"
 
 
@@ -164,6 +170,7 @@ class DockerBackend:
         network: bool = False,
         user: str | None = None,
         env: Mapping[str, str] | None = None,
+        **hardening: Any,
     ) -> Iterator[Container]:
         """A created (not started) container, removed on the way out whatever happens."""
         name = f"stackmatrix-{kind}-{uuid.uuid4().hex[:12]}"
@@ -182,6 +189,7 @@ class DockerBackend:
                 user=user,
                 environment=dict(env or {}),
                 detach=True,
+                **hardening,
             )
             yield created
         finally:
@@ -197,7 +205,10 @@ class DockerBackend:
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
             container.kill()
             code = None
-        output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+        raw = container.logs(stdout=True, stderr=True)
+        if len(raw) > LOG_CAP:  # keep the end: the decisive lines are usually last
+            raw = b"[... %d bytes cut ...]\n" % (len(raw) - LOG_CAP) + raw[-LOG_CAP:]
+        output = raw.decode("utf-8", "replace")
         container.reload()
         oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
         return Finished(exit_code=code, output=output, oom_killed=oom)
@@ -214,6 +225,37 @@ class DockerBackend:
         """Run a command in a fresh container with no network; the container is removed."""
         with self.container(image, command, kind="run", mounts=mounts, user=user) as c:
             return self.finish(c, timeout)
+
+    def run_spec(self, spec: RunSpec, mounts: Sequence[Mount]) -> Finished:
+        """One probe run: fresh container, no network, faults applied by a root setup that then
+        drops to uid 1000 with every capability set empty (no-new-privileges throughout)."""
+        lines = ["set -e", *spec.setup]
+        unset = " ".join(f"-u {shlex.quote(v)}" for v in spec.unset)
+        argv = " ".join(shlex.quote(a) for a in spec.argv)
+        lines.append(f"exec env {unset} HOME=/home/stack {DROP} {argv}".replace("  ", " "))
+        hardening: dict[str, Any] = {
+            "cap_drop": ["ALL"],
+            "cap_add": SETUP_CAPS,
+            "security_opt": ["no-new-privileges"],
+            "pids_limit": 4096,
+        }
+        if spec.memory_limit is not None:
+            hardening["mem_limit"] = spec.memory_limit
+            hardening["memswap_limit"] = spec.memory_limit
+        if spec.gpu:
+            hardening["device_requests"] = [
+                docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
+            ]
+        with self.container(
+            spec.image,
+            ["sh", "-c", "\n".join(lines)],
+            kind="run",
+            mounts=mounts,
+            user="0",
+            env=dict(spec.env),
+            **hardening,
+        ) as c:
+            return self.finish(c, spec.timeout)
 
     def commit_build(
         self,
