@@ -361,7 +361,12 @@ def expect(
         fails.append((scen, scen_reason))
 
     if fails:
-        exp, why = min(fails, key=lambda f: f[0].stage.order if f[0].stage else 0)
+        # The earliest stage shows first; at the same stage the injected fault is the more
+        # specific cause (a truncated library crashes before any version check runs).
+        exp, why = min(
+            fails,
+            key=lambda f: (f[0].stage.order if f[0].stage else 0, f[1] is not scen_reason),
+        )
     elif scen.outcome is Outcome.PASS and passed:
         # A pass is decided by the last compat row that let it through (the driver on a GPU).
         exp, why = scen, passed[-1]
