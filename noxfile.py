@@ -26,13 +26,15 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def matrix(session: nox.Session) -> None:
-    """The matrix job on a profile (default smoke): plan, then build every stack's image.
+    """The matrix job on a profile (default smoke): plan, build every stack's image, run every
+    cell into reports/results/ (exit 1 on drift). The report is the next stage.
 
-    Runs and the report are the next stages; `nox -s matrix -- --profile full` picks a profile.
+    `nox -s matrix -- --profile full` picks a profile.
     """
     session.install("-e", ".")
     session.run("harness", "plan", *session.posargs)
     session.run("harness", "build", *session.posargs)
+    session.run("harness", "run", *session.posargs)
 
 
 @nox.session

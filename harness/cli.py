@@ -9,23 +9,25 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 from harness import __version__, host
 from harness.backends.docker import DockerBackend, connect
 from harness.base import read_recipe
-from harness.build import Builder, Paths, build_plan
+from harness.build import Builder, Paths, build_plan, group
 from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
 from harness.console import Console, human_bytes
 from harness.errors import ConfigError, HarnessError, choice_help
-from harness.journal import atomic_write
+from harness.journal import JOURNAL, atomic_write
 from harness.loader import read_yaml
 from harness.lock import cache_root, read_lock
 from harness.matrix import expand, parse_matrix, shard
-from harness.model import DriverTarget, Plan, Where
+from harness.model import Cell, DriverTarget, Plan, Scenario, Where
 from harness.plan import FORMATS, render
 from harness.render import cuda_base_ref, image_spec, read_templates
+from harness.runner import ProbeRun, cell_key, probe_run, run_cells
 from harness.scenarios import read_scenarios
 
 DRIVER_RE = re.compile(r"^\d+(\.\d+){1,3}$")
@@ -82,6 +84,13 @@ def load_plan(
     args: argparse.Namespace, argv: Sequence[str], driver: DriverTarget | None = None
 ) -> tuple[Plan, Knowledge, Path]:
     """matrix.yaml + knowledge + scenarios -> the plan of --profile (and the repo folder)."""
+    plan, kb, root, _ = load(args, argv, driver)
+    return plan, kb, root
+
+
+def load(
+    args: argparse.Namespace, argv: Sequence[str], driver: DriverTarget | None = None
+) -> tuple[Plan, Knowledge, Path, dict[str, Scenario]]:
     path = Path(args.matrix)
     matrix = parse_matrix(read_yaml(path, display=args.matrix))
     kb = parse_knowledge(read_knowledge_docs())
@@ -90,7 +99,7 @@ def load_plan(
     profile = matrix.profile(args.profile)
     if driver is None:
         driver = resolve_driver(args.driver, profile.driver, argv_where(argv, "--driver"))
-    return expand(matrix, profile.name, kb, scenarios, driver), kb, path.parent
+    return expand(matrix, profile.name, kb, scenarios, driver), kb, path.parent, scenarios
 
 
 def cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -106,6 +115,8 @@ def _builder(args: argparse.Namespace, kb: Knowledge, root: Path, console: Conso
     env = os.environ
     paths = Paths(images=root / "images", cache=cache_root(env), logs=root / "reports" / "logs")
     backend = DockerBackend(connect(env))
+    for name in backend.sweep():
+        console.step("sweep", f"removed {name}, left by a harness process that was killed")
     return Builder(
         kb=kb,
         backend=backend,
@@ -132,6 +143,55 @@ def cmd_build(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.json:
         atomic_write(Path(args.json), json.dumps([r.to_json() for r in results], indent=1) + "\n")
     return 0
+
+
+def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Build (or reuse) each stack's image, then run its cells; results go to the journal."""
+    plan, kb, root, scenarios = load(args, argv)
+    console = Console()
+    builder = _builder(args, kb, root, console)
+    results_dir = Path(args.results)
+    gpu = plan.driver.version is not None
+    work: list[tuple[Cell, str, str]] = []
+    runs: dict[str, Callable[[], ProbeRun]] = {}
+    for stack, cell_ids in group(plan):
+        job, _ = builder.job(stack, cell_ids)
+        built = builder.build(job)
+        if built.status == "render-only":
+            console.step("run", f"{stack.slug}: {len(cell_ids)} cells not run here (cuda flavour)")
+            continue
+        lock = job.spec.lock
+        assert lock is not None
+        for cell in (c for c in plan.cells if c.stack == stack):
+            scen = scenarios[cell.scenario]
+            key = cell_key(cell, built.ref, scen, plan.driver.to_json())
+            work.append((cell, built.ref, key))
+            runs[cell.id] = partial(
+                probe_run,
+                builder.backend,
+                stack=stack,
+                image=built.ref,
+                scenario=scen,
+                lock=lock,
+                cache=builder.wheels,
+                gpu=gpu,
+            )
+    start = time.monotonic()
+    results = run_cells(
+        work, lambda cell: runs[cell.id](), results=results_dir, backend="docker", console=console
+    )
+    drift = [r for r in results if r.drift]
+    console.line(
+        f"{len(work)} cells: {len(results)} run, {len(work) - len(results)} cache hits, "
+        f"{len(drift)} drift, {time.monotonic() - start:.1f} s; journal: "
+        f"{results_dir / JOURNAL}"
+    )
+    for r in drift:
+        console.line(
+            f"DRIFT {r.cell}: expected {r.expected.to_json()}, got {r.status}"
+            + (f" @ {r.observed.stage.value}" if r.observed and r.observed.stage else "")
+        )
+    return 1 if drift and not args.allow_drift else 0
 
 
 def cmd_render(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -184,12 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("plan", help="expand matrix.yaml into cells with expected outcomes")
     _matrix_args(p)
-    p.add_argument(
-        "--driver",
-        default=None,
-        metavar="VERSION",
-        help="target driver, e.g. 535.104.05, or 'none' (default: the host's)",
-    )
+    _driver_arg(p)
     p.add_argument("--format", default="table", choices=FORMATS)
     p.add_argument(
         "--shard",
@@ -216,12 +271,38 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     b.set_defaults(func=cmd_build)
 
+    u = sub.add_parser("run", help="run a profile's cells (builds images as needed)")
+    _matrix_args(u)
+    _driver_arg(u)
+    u.add_argument(
+        "--results",
+        default="reports/results",
+        metavar="DIR",
+        help="the results journal folder (default: reports/results)",
+    )
+    u.add_argument("--backend", default="docker", choices=["docker"])
+    u.add_argument(
+        "--allow-drift",
+        action="store_true",
+        help="exit 0 even when an observed outcome differs from the expected one",
+    )
+    u.set_defaults(func=cmd_run)
+
     r = sub.add_parser("render", help="print a stack's Dockerfile and files (--dry-run of build)")
     _matrix_args(r)
     r.add_argument("stack", metavar="STACK", help="a stack slug or cell id from `harness plan`")
     r.add_argument("--out", metavar="DIR", help="write the files there instead of printing them")
     r.set_defaults(func=cmd_render)
     return parser
+
+
+def _driver_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--driver",
+        default=None,
+        metavar="VERSION",
+        help="target driver, e.g. 535.104.05, or 'none' for no GPU (default: the host's)",
+    )
 
 
 def _matrix_args(p: argparse.ArgumentParser) -> None:

@@ -461,3 +461,58 @@ class RunSpec:
     memory_limit: int | None = None  # bytes
     gpu: bool = False
     timeout: float = 600.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Observed:
+    outcome: Outcome  # pass or fail (a run that did not finish has no outcome: see status)
+    stage: Stage | None
+    decisive_line: str | None
+    exit_code: int | None
+    signal: int | None
+    signature: str | None = None  # set by the signature catalog (not yet: see drift)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome.value,
+            "signature": self.signature,
+            "stage": self.stage.value if self.stage else None,
+            "decisive_line": self.decisive_line,
+            "exit_code": self.exit_code,
+            "signal": self.signal,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResult:
+    """One cell's run, as journaled. `key` identifies what ran: equal key, same result."""
+
+    cell: str
+    key: str
+    backend: str
+    status: str  # passed | failed | errored | timeout | interrupted
+    expected: Expectation
+    observed: Observed | None
+    drift: bool
+    evidence: Evidence
+    started: str
+    seconds: float
+    image: str
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": 1,
+            "cell": self.cell,
+            "key": self.key,
+            "backend": self.backend,
+            "status": self.status,
+            "expected": self.expected.to_json(),
+            "observed": self.observed.to_json() if self.observed else None,
+            "drift": self.drift,
+            "evidence": self.evidence.value,
+            "started": self.started,
+            "seconds": round(self.seconds, 3),
+            "image": self.image,
+            "error": self.error,
+        }

@@ -1,18 +1,34 @@
-"""Run one cell: its scenario's faults applied to its stack's image, the probe, the events.
-
-(The matrix loop, journal and resume build on `probe_run`.)
-"""
+"""Run cells: a scenario's faults applied to its stack's image, the probe, the verdict, the
+journal. Every outcome becomes a RunResult as it lands; only Ctrl-C propagates (after an
+`interrupted` record)."""
 
 from __future__ import annotations
 
+import hashlib
+import time
+import traceback
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.backends.docker import DockerBackend, Finished, Mount
+from harness.console import Console
 from harness.events import parse
 from harness.faults import run_spec
+from harness.journal import append, finished
 from harness.lock import WheelCache, extract
-from harness.model import Lock, ProbeReport, Scenario, Stack
+from harness.model import (
+    Cell,
+    Expectation,
+    Lock,
+    Observed,
+    Outcome,
+    ProbeReport,
+    RunResult,
+    Scenario,
+    Stack,
+)
 
 PROBE_DIR = Path(__file__).resolve().parent / "probes"
 PROBE_MOUNT = "/probe"
@@ -47,3 +63,122 @@ def probe_run(
     done = backend.run_spec(spec, mounts)
     stdout = "\n".join(ln for ln in done.output.splitlines() if ln.startswith('{"probe"'))
     return ProbeRun(finished=done, report=parse(stdout))
+
+
+# ---------------------------------------------------------------- judging and the loop
+
+
+def decisive_line(run: ProbeRun) -> str | None:
+    """The failed stage's error; for a crash, the last line it printed (or the signal)."""
+    report = run.report
+    failed = next((e for e in report.events if e.stage == report.failed_stage), None)
+    if failed is not None and failed.error_message:
+        return failed.error_message.strip().splitlines()[0][:500]
+    lines = [
+        ln
+        for ln in run.finished.output.splitlines()
+        if ln.strip() and not ln.startswith('{"probe"')
+    ]
+    if report.crashed_stage is not None and lines:
+        return lines[-1][:500]
+    if run.signal is not None:
+        return f"killed by signal {run.signal}"
+    return None
+
+
+def observe(run: ProbeRun) -> tuple[str, Observed]:
+    report, done = run.report, run.finished
+    if done.exit_code is None:
+        status = "timeout"
+    elif report.passed and done.exit_code == 0:
+        status = "passed"
+    else:
+        status = "failed"
+    stage = report.failed_stage or report.crashed_stage
+    if status == "failed" and stage is None and report.events:
+        stage = report.events[-1].stage
+    return status, Observed(
+        outcome=Outcome.PASS if status == "passed" else Outcome.FAIL,
+        stage=None if status == "passed" else stage,
+        decisive_line=None if status == "passed" else decisive_line(run),
+        exit_code=done.exit_code,
+        signal=run.signal,
+    )
+
+
+def drifted(expected: Expectation, status: str, observed: Observed | None) -> bool:
+    """Observed differs from expected (outcome and stage; signatures come with the catalog).
+    `unobservable` means the run cannot tell the fault from no fault: it must pass."""
+    if status not in ("passed", "failed"):
+        return True
+    assert observed is not None
+    if expected.outcome in (Outcome.PASS, Outcome.UNOBSERVABLE):
+        return status != "passed"
+    return status != "failed" or observed.stage is not expected.stage
+
+
+def cell_key(cell: Cell, image: str, scenario: Scenario, driver: str) -> str:
+    h = hashlib.sha256()
+    for part in (
+        image,
+        repr((scenario.faults, scenario.expect)),
+        cell.expected.to_json(),
+        PROBE_DIGEST,
+        driver,
+    ):
+        h.update(str(part).encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+PROBE_DIGEST = hashlib.sha256((PROBE_DIR / "stageprobe.py").read_bytes()).hexdigest()
+Execute = Callable[[Cell], ProbeRun]
+
+
+def run_cells(
+    cells: Sequence[tuple[Cell, str, str]],
+    execute: Execute,
+    *,
+    results: Path,
+    backend: str,
+    console: Console,
+) -> list[RunResult]:
+    """Run (cell, image, key) triples, journaling each result as it lands; a cell whose key has
+    a final result in the journal is not run again. Ctrl-C records `interrupted`, then stops."""
+    done = finished(results)
+    out = []
+    for cell, image, key in cells:
+        if done.get(cell.id) == key:
+            console.step("run", f"{cell.id}: cache hit")
+            continue
+        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        t = time.monotonic()
+        status, observed, error = "errored", None, None
+        try:
+            status, observed = observe(execute(cell))
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        except Exception as exc:  # a harness bug becomes an errored result, not a lost cell
+            error = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]
+        finally:
+            result = RunResult(
+                cell=cell.id,
+                key=key,
+                backend=backend,
+                status=status,
+                expected=cell.expected,
+                observed=observed,
+                drift=drifted(cell.expected, status, observed),
+                evidence=cell.evidence,
+                started=started,
+                seconds=time.monotonic() - t,
+                image=image,
+                error=error,
+            )
+            append(results, result.to_json())
+        word = "DRIFT" if result.drift else "ok"
+        stage = f" @ {observed.stage.value}" if observed and observed.stage else ""
+        console.step("run", f"{cell.id}: {status}{stage} ({result.seconds:.1f} s) {word}")
+        out.append(result)
+    return out

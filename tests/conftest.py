@@ -3,14 +3,47 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from harness.model import Stack
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+# The smoke profile's torch stack, for tests that need a real one.
+TORCH_STACK = Stack(
+    framework="torch",
+    framework_version="2.15.0",
+    cuda="13.2",
+    cudnn="9.26.0.51",
+    python="3.11",
+    base="offline",
+)
+
+
+def harness_build(*args: str, timeout: float = 5000) -> dict[str, str]:
+    """`harness build --json` for real (a cache hit where the images exist): slug -> image ref."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "build.json"
+        res = subprocess.run(
+            [sys.executable, "-m", "harness", "build", "--json", str(out), *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        assert res.returncode == 0, res.stderr[-3000:]
+        return {r["slug"]: r["ref"] for r in json.loads(out.read_text())}
 
 
 def require_docker() -> bool:

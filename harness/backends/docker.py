@@ -8,6 +8,7 @@ commit or import, so an interrupted build leaves no half-tagged image.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import uuid
@@ -27,6 +28,7 @@ from harness.journal import atomic_write
 from harness.model import DockerfilePlan, RunSpec
 
 LOG_TAIL = 30
+OWNER = "stackmatrix.pid"  # the harness process that made a container (for sweeping orphans)
 LOG_CAP = 4 * 1024 * 1024
 # A run's short root setup (removing or swapping files in the container's own layer, then
 # dropping to the workload user) needs exactly these; the probe itself runs with none.
@@ -79,6 +81,16 @@ def engine_info(client: docker.DockerClient) -> Mapping[str, Any]:
 def _reason(exc: DockerException) -> str:
     text = str(exc)
     return text.rsplit("(", maxsplit=1)[-1].rstrip(")") if "Connection" in text else text
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _disk_full(text: str) -> bool:
@@ -183,7 +195,7 @@ class DockerBackend:
                 image,
                 list(command),
                 name=name,
-                labels={LABEL: name},
+                labels={LABEL: name, OWNER: str(os.getpid())},
                 volumes=volumes,
                 network_mode="bridge" if network else "none",
                 user=user,
@@ -301,6 +313,18 @@ class DockerBackend:
             return root, shutil.disk_usage(root).free
         except OSError:  # a remote engine: nothing to measure from here
             return root, -1
+
+    def sweep(self) -> list[str]:
+        """Remove containers whose harness process is gone (it was killed with -9, say)."""
+        removed = []
+        for c in self.client.containers.list(all=True, filters={"label": LABEL}):
+            pid = int((c.labels or {}).get(OWNER, "0") or 0)
+            if pid and _alive(pid):
+                continue
+            with suppress(NotFound):
+                c.remove(force=True)
+                removed.append(str(c.name))
+        return removed
 
     def leftovers(self) -> list[str]:
         """Names of stackmatrix containers still present (should be none between runs)."""

@@ -3,9 +3,6 @@ baselines pass with the GPU stages skipped, and torch meets the older cuDNN at b
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +10,7 @@ import pytest
 from harness.backends.docker import DockerBackend, Mount
 from harness.events import parse
 from harness.model import ProbeReport, Stage
-from tests.conftest import ROOT
+from tests.conftest import ROOT, harness_build
 
 pytestmark = pytest.mark.slow
 
@@ -22,18 +19,8 @@ GPU_STAGES = {Stage.TENSOR_OP, Stage.CUDNN_CONV, Stage.TRAIN_STEP, Stage.SAVE_LO
 
 
 @pytest.fixture(scope="module")
-def smoke_images(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    out = tmp_path_factory.mktemp("build") / "build.json"
-    res = subprocess.run(
-        [sys.executable, "-m", "harness", "build", "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=5000,
-        check=False,
-    )
-    assert res.returncode == 0, res.stderr[-3000:]
-    return {r["slug"]: r["ref"] for r in json.loads(out.read_text())}
+def smoke_images() -> dict[str, str]:
+    return harness_build()
 
 
 def probe(backend: DockerBackend, ref: str, framework: str) -> tuple[int | None, ProbeReport]:

@@ -6,16 +6,10 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.faults import run_spec
-from harness.model import Fault, Stack
+from harness.model import Fault
+from tests.conftest import TORCH_STACK
 
-STACK = Stack(
-    framework="torch",
-    framework_version="2.15.0",
-    cuda="13.2",
-    cudnn="9.26.0.51",
-    python="3.11",
-    base="offline",
-)
+STACK = TORCH_STACK
 SITE = "/opt/stack/lib/python3.11/site-packages"
 
 

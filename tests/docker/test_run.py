@@ -1,0 +1,116 @@
+"""`harness run` on the smoke profile, for real: every cell gives its expected outcome at cpu
+evidence; a warm re-run starts no container; kill -9 mid-run, run again: nothing lost, nothing
+duplicated, no container left."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.backends.docker import DockerBackend
+from harness.journal import records
+from harness.lock import WheelCache, cache_root, read_lock
+from harness.model import Stack
+from harness.runner import probe_run
+from harness.scenarios import read_scenarios
+from tests.conftest import ROOT, harness_build
+
+pytestmark = pytest.mark.slow
+SMOKE_CELLS = 27
+
+
+def harness_run(results: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", "run", "--results", str(results), "--driver", "none"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=5000,
+        check=False,
+    )
+
+
+def test_smoke_matrix_runs_resumes_and_is_a_cache_hit(
+    tmp_path: Path, docker_client: object
+) -> None:
+    backend = DockerBackend(docker_client)  # type: ignore[arg-type]
+    harness_build()
+    results = tmp_path / "results"
+    # Killed with -9 after a few results...
+    child = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", "--results", str(results), "--driver", "none"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 900
+        while len(records(results)) < 3 if results.exists() else True:
+            assert time.monotonic() < deadline and child.poll() is None
+            time.sleep(0.5)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+    finally:
+        child.kill()
+    before = len(records(results))
+    # ...then run again: the rest runs, what was journaled is not run twice.
+    res = harness_run(results)
+    assert res.returncode == 0, res.stderr[-4000:]
+    recs = records(results)
+    per_cell = collections.Counter(str(r["cell"]) for r in recs)
+    assert len(per_cell) == SMOKE_CELLS
+    assert max(per_cell.values()) == 1, "no cell journaled twice"
+    assert f"{SMOKE_CELLS - before} run, {before} cache hits, 0 drift" in res.stderr
+    assert not any(r["drift"] for r in recs)
+    assert backend.leftovers() == []
+    # Warm: nothing changed, no container starts.
+    t = time.monotonic()
+    warm = harness_run(results)
+    assert warm.returncode == 0
+    assert f"0 run, {SMOKE_CELLS} cache hits" in warm.stderr
+    assert time.monotonic() - t < 30
+    for r in recs:
+        assert {
+            "schema",
+            "cell",
+            "backend",
+            "status",
+            "expected",
+            "observed",
+            "drift",
+            "evidence",
+            "started",
+            "seconds",
+        } <= set(r)
+        assert r["evidence"] == "cpu" and r["backend"] == "docker"
+
+
+def test_the_image_is_untouched_by_a_fault(docker_client: object) -> None:
+    """Faults live in the run's container only: the next plain run sees the intact stack."""
+    backend = DockerBackend(docker_client)  # type: ignore[arg-type]
+    slug = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline"
+    ref = harness_build("--stack", slug)[slug]
+    path = "/opt/stack/lib/python3.11/site-packages/nvidia/cudnn/lib/libcudnn_graph.so.9"
+    stack = Stack(**json.loads(backend.image_labels(ref)["stackmatrix.stack"]))
+    lock = read_lock(ROOT / "images" / "locks" / f"{slug}.json")
+    assert lock is not None
+    scenario = read_scenarios(ROOT / "scenarios", display="scenarios")["corrupt-library"]
+    run = probe_run(
+        backend,
+        stack=stack,
+        image=ref,
+        scenario=scenario,
+        lock=lock,
+        cache=WheelCache(cache_root(dict(os.environ))),
+    )
+    assert run.signal == 7  # SIGBUS: the truncated copy was used in that run
+    done = backend.run(ref, ["sh", "-c", f"stat -c %s {path}"])
+    assert done.exit_code == 0 and int(done.output.strip()) > 1_000_000
