@@ -38,6 +38,13 @@ def matrix(session: nox.Session) -> None:
 
 
 @nox.session
+def reproduce(session: nox.Session) -> None:
+    """Replay one cell: `nox -s reproduce -- CELL [--profile full]`."""
+    session.install("-e", ".")
+    session.run("harness", "reproduce", *session.posargs)
+
+
+@nox.session
 def build(session: nox.Session) -> None:
     """Build (or find cached) the images of a profile: `nox -s build -- --profile smoke`."""
     session.install("-e", ".")

@@ -9,12 +9,12 @@ import re
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
 from harness import __version__, host
-from harness.backends.docker import DockerBackend, connect
+from harness.backends.docker import DockerBackend, connect, docker_run_command
 from harness.base import read_recipe
 from harness.build import Builder, Paths, build_plan, group
 from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
@@ -27,7 +27,7 @@ from harness.matrix import expand, parse_matrix, shard
 from harness.model import Cell, DriverTarget, Plan, Scenario, Where
 from harness.plan import FORMATS, render
 from harness.render import cuda_base_ref, image_spec, read_templates
-from harness.runner import ProbeRun, cell_key, probe_run, run_cells
+from harness.runner import Execute, ProbeRun, cell_key, prepare, probe_run, run_cells
 from harness.scenarios import read_scenarios
 
 DRIVER_RE = re.compile(r"^\d+(\.\d+){1,3}$")
@@ -145,16 +145,20 @@ def cmd_build(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    """Build (or reuse) each stack's image, then run its cells; results go to the journal."""
-    plan, kb, root, scenarios = load(args, argv)
-    console = Console()
-    builder = _builder(args, kb, root, console)
-    results_dir = Path(args.results)
+def _cells(
+    plan: Plan,
+    builder: Builder,
+    scenarios: Mapping[str, Scenario],
+    console: Console,
+    only: str | None = None,
+) -> tuple[list[tuple[Cell, str, str]], Execute]:
+    """(cell, image, key) for every runnable cell, and how to run one: images built or reused."""
     gpu = plan.driver.version is not None
     work: list[tuple[Cell, str, str]] = []
     runs: dict[str, Callable[[], ProbeRun]] = {}
     for stack, cell_ids in group(plan):
+        if only is not None and only not in cell_ids:
+            continue
         job, _ = builder.job(stack, cell_ids)
         built = builder.build(job)
         if built.status == "render-only":
@@ -162,10 +166,9 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             continue
         lock = job.spec.lock
         assert lock is not None
-        for cell in (c for c in plan.cells if c.stack == stack):
+        for cell in (c for c in plan.cells if c.stack == stack and only in (None, c.id)):
             scen = scenarios[cell.scenario]
-            key = cell_key(cell, built.ref, scen, plan.driver.to_json())
-            work.append((cell, built.ref, key))
+            work.append((cell, built.ref, cell_key(cell, built.ref, scen, plan.driver.to_json())))
             runs[cell.id] = partial(
                 probe_run,
                 builder.backend,
@@ -176,10 +179,18 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 cache=builder.wheels,
                 gpu=gpu,
             )
+    return work, lambda cell: runs[cell.id]()
+
+
+def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Build (or reuse) each stack's image, then run its cells; results go to the journal."""
+    plan, kb, root, scenarios = load(args, argv)
+    console = Console()
+    builder = _builder(args, kb, root, console)
+    results_dir = Path(args.results)
+    work, execute = _cells(plan, builder, scenarios, console)
     start = time.monotonic()
-    results = run_cells(
-        work, lambda cell: runs[cell.id](), results=results_dir, backend="docker", console=console
-    )
+    results = run_cells(work, execute, results=results_dir, backend="docker", console=console)
     drift = [r for r in results if r.drift]
     console.line(
         f"{len(work)} cells: {len(results)} run, {len(work) - len(results)} cache hits, "
@@ -192,6 +203,64 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             + (f" @ {r.observed.stage.value}" if r.observed and r.observed.stage else "")
         )
     return 1 if drift and not args.allow_drift else 0
+
+
+def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Run one cell again, whatever the journal holds; print what a user needs to see it."""
+    plan, kb, root, scenarios = load(args, argv)
+    ids = [c.id for c in plan.cells]
+    if args.cell not in ids:
+        raise ConfigError(
+            f"no cell '{args.cell}' in profile '{plan.profile}'",
+            where=argv_where(argv, "reproduce"),
+            help=choice_help(args.cell, ids, "cells"),
+        )
+    console = Console()
+    builder = _builder(args, kb, root, console)
+    work, execute = _cells(plan, builder, scenarios, console, only=args.cell)
+    if not work:
+        raise HarnessError(
+            f"{args.cell} is a cuda-flavour cell: it runs where nvidia/cuda can be pulled",
+            help=f"`harness render {args.cell}` prints its Dockerfile",
+        )
+    cell, image, _ = work[0]
+    probe: list[ProbeRun] = []
+
+    def run_and_keep(c: Cell) -> ProbeRun:
+        probe.append(execute(c))
+        return probe[-1]
+
+    [result] = run_cells(
+        work,
+        run_and_keep,
+        results=Path(args.results),
+        backend="docker",
+        console=console,
+        force=True,
+    )
+    for e in probe[0].report.events if probe else ():
+        state = (
+            "ok"
+            if e.ok and not e.skipped
+            else (f"skipped: {e.skipped}" if e.skipped else f"FAILED: {e.error_message}")
+        )
+        print(f"  {e.stage.value:11s} {state}")
+    verdict = "DRIFT" if result.drift else "as expected"
+    print(f"verdict: {result.status} ({verdict}; expected {cell.expected.to_json()})")
+    print(f"journal: {json.dumps(result.to_json(), sort_keys=True)}")
+    scen = scenarios[cell.scenario]
+    lock = builder.job(cell.stack, ())[0].spec.lock
+    assert lock is not None
+    spec, mounts = prepare(
+        stack=cell.stack,
+        image=image,
+        scenario=scen,
+        lock=lock,
+        cache=builder.wheels,
+        gpu=plan.driver.version is not None,
+    )
+    print(f"run it yourself:\n  {docker_run_command(spec, mounts)}")
+    return 1 if result.drift else 0
 
 
 def cmd_render(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -287,6 +356,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 0 even when an observed outcome differs from the expected one",
     )
     u.set_defaults(func=cmd_run)
+
+    x = sub.add_parser("reproduce", help="run one cell again and print how to run it by hand")
+    _matrix_args(x)
+    _driver_arg(x)
+    x.add_argument("cell", metavar="CELL", help="a cell id from `harness plan`")
+    x.add_argument(
+        "--results",
+        default="reports/results",
+        metavar="DIR",
+        help="the results journal folder (default: reports/results)",
+    )
+    x.set_defaults(func=cmd_reproduce)
 
     r = sub.add_parser("render", help="print a stack's Dockerfile and files (--dry-run of build)")
     _matrix_args(r)

@@ -26,6 +26,7 @@ from harness.model import (
     Outcome,
     ProbeReport,
     RunResult,
+    RunSpec,
     Scenario,
     Stack,
 )
@@ -45,6 +46,24 @@ class ProbeRun:
         return code - 128 if code is not None and code > 128 else None
 
 
+def prepare(
+    *,
+    stack: Stack,
+    image: str,
+    scenario: Scenario,
+    lock: Lock,
+    cache: WheelCache,
+    gpu: bool = False,
+    timeout: float = 600,
+) -> tuple[RunSpec, list[Mount]]:
+    """The run spec of a cell and its mounts (the probe, other versions' files)."""
+    argv = ("python", f"{PROBE_MOUNT}/stageprobe.py", stack.framework)
+    spec = run_spec(stack, image, argv, scenario.faults, gpu=gpu, timeout=timeout)
+    mounts = [Mount(PROBE_DIR, PROBE_MOUNT)]
+    mounts += [Mount(extract(cache, lock, w.pin, w.member), w.target) for w in spec.wheel_files]
+    return spec, mounts
+
+
 def probe_run(
     backend: DockerBackend,
     *,
@@ -56,10 +75,15 @@ def probe_run(
     gpu: bool = False,
     timeout: float = 600,
 ) -> ProbeRun:
-    argv = ("python", f"{PROBE_MOUNT}/stageprobe.py", stack.framework)
-    spec = run_spec(stack, image, argv, scenario.faults, gpu=gpu, timeout=timeout)
-    mounts = [Mount(PROBE_DIR, PROBE_MOUNT)]
-    mounts += [Mount(extract(cache, lock, w.pin, w.member), w.target) for w in spec.wheel_files]
+    spec, mounts = prepare(
+        stack=stack,
+        image=image,
+        scenario=scenario,
+        lock=lock,
+        cache=cache,
+        gpu=gpu,
+        timeout=timeout,
+    )
     done = backend.run_spec(spec, mounts)
     stdout = "\n".join(ln for ln in done.output.splitlines() if ln.startswith('{"probe"'))
     return ProbeRun(finished=done, report=parse(stdout))
@@ -142,13 +166,14 @@ def run_cells(
     results: Path,
     backend: str,
     console: Console,
+    force: bool = False,
 ) -> list[RunResult]:
     """Run (cell, image, key) triples, journaling each result as it lands; a cell whose key has
     a final result in the journal is not run again. Ctrl-C records `interrupted`, then stops."""
     done = finished(results)
     out = []
     for cell, image, key in cells:
-        if done.get(cell.id) == key:
+        if done.get(cell.id) == key and not force:
             console.step("run", f"{cell.id}: cache hit")
             continue
         started = datetime.now(timezone.utc).isoformat(timespec="seconds")

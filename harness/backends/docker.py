@@ -9,6 +9,7 @@ commit or import, so an interrupted build leaves no half-tagged image.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import uuid
@@ -28,7 +29,8 @@ from harness.journal import atomic_write
 from harness.model import DockerfilePlan, RunSpec
 
 LOG_TAIL = 30
-OWNER = "stackmatrix.pid"  # the harness process that made a container (for sweeping orphans)
+# stackmatrix-<kind>-<pid of the harness process>-<random>: the pid finds orphans after kill -9.
+_NAME = re.compile(r"^stackmatrix-[a-z]+-(\d+)-[0-9a-f]+$")
 LOG_CAP = 4 * 1024 * 1024
 # A run's short root setup (removing or swapping files in the container's own layer, then
 # dropping to the workload user) needs exactly these; the probe itself runs with none.
@@ -83,7 +85,38 @@ def _reason(exc: DockerException) -> str:
     return text.rsplit("(", maxsplit=1)[-1].rstrip(")") if "Connection" in text else text
 
 
+PIDS_LIMIT = 4096
+
+
+def run_script(spec: RunSpec) -> str:
+    """The shell a run's container executes: the fault setup as root, then the probe as uid 1000
+    with no capabilities."""
+    unset = "".join(f"-u {shlex.quote(v)} " for v in spec.unset)
+    argv = " ".join(shlex.quote(a) for a in spec.argv)
+    return "\n".join(["set -e", *spec.setup, f"exec env {unset}HOME=/home/stack {DROP} {argv}"])
+
+
+def docker_run_command(spec: RunSpec, mounts: Sequence[Mount]) -> str:
+    """The same run as one `docker run` a user can paste (what `run_spec` does via the SDK)."""
+    parts = ["docker", "run", "--rm", "--network", "none", "--user", "0", "--cap-drop", "ALL"]
+    for cap in SETUP_CAPS:
+        parts += ["--cap-add", cap]
+    parts += ["--security-opt", "no-new-privileges", "--pids-limit", str(PIDS_LIMIT)]
+    if spec.memory_limit is not None:
+        parts += ["--memory", str(spec.memory_limit), "--memory-swap", str(spec.memory_limit)]
+    if spec.gpu:
+        parts += ["--gpus", "all"]
+    for m in mounts:
+        parts += ["-v", f"{m.source}:{m.target}:{'ro' if m.read_only else 'rw'}"]
+    for k, v in spec.env:
+        parts += ["-e", f"{k}={v}"]
+    parts += [spec.image, "sh", "-c", run_script(spec)]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
 def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -185,7 +218,10 @@ class DockerBackend:
         **hardening: Any,
     ) -> Iterator[Container]:
         """A created (not started) container, removed on the way out whatever happens."""
-        name = f"stackmatrix-{kind}-{uuid.uuid4().hex[:12]}"
+        name = f"stackmatrix-{kind}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        # A build container is committed, and `docker commit` copies its labels into the image
+        # (then into every container made from it): only run containers are labelled.
+        labels = {} if kind == "build" else {LABEL: name}
         volumes = {
             str(m.source): {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in mounts
         }
@@ -195,7 +231,7 @@ class DockerBackend:
                 image,
                 list(command),
                 name=name,
-                labels={LABEL: name, OWNER: str(os.getpid())},
+                labels=labels,
                 volumes=volumes,
                 network_mode="bridge" if network else "none",
                 user=user,
@@ -205,9 +241,10 @@ class DockerBackend:
             )
             yield created
         finally:
-            if created is not None:
-                with suppress(NotFound):
-                    created.remove(force=True)
+            # Interrupted while `create` was in flight, the daemon may still have made it: look
+            # it up by its name rather than trust that nothing exists.
+            with suppress(NotFound):
+                (created or self.client.containers.get(name)).remove(force=True)
 
     def finish(self, container: Container, timeout: float) -> Finished:
         container.start()
@@ -241,15 +278,11 @@ class DockerBackend:
     def run_spec(self, spec: RunSpec, mounts: Sequence[Mount]) -> Finished:
         """One probe run: fresh container, no network, faults applied by a root setup that then
         drops to uid 1000 with every capability set empty (no-new-privileges throughout)."""
-        lines = ["set -e", *spec.setup]
-        unset = " ".join(f"-u {shlex.quote(v)}" for v in spec.unset)
-        argv = " ".join(shlex.quote(a) for a in spec.argv)
-        lines.append(f"exec env {unset} HOME=/home/stack {DROP} {argv}".replace("  ", " "))
         hardening: dict[str, Any] = {
             "cap_drop": ["ALL"],
             "cap_add": SETUP_CAPS,
             "security_opt": ["no-new-privileges"],
-            "pids_limit": 4096,
+            "pids_limit": PIDS_LIMIT,
         }
         if spec.memory_limit is not None:
             hardening["mem_limit"] = spec.memory_limit
@@ -260,7 +293,7 @@ class DockerBackend:
             ]
         with self.container(
             spec.image,
-            ["sh", "-c", "\n".join(lines)],
+            ["sh", "-c", run_script(spec)],
             kind="run",
             mounts=mounts,
             user="0",
@@ -314,19 +347,30 @@ class DockerBackend:
         except OSError:  # a remote engine: nothing to measure from here
             return root, -1
 
+    def _ours(self) -> list[tuple[Container, int]]:
+        """Containers this harness made (any process), with the pid of the one that made it."""
+        found = []
+        for c in self.client.containers.list(all=True, filters={"name": "stackmatrix-"}):
+            m = _NAME.match(str(c.name))
+            if m:
+                found.append((c, int(m.group(1))))
+        return found
+
     def sweep(self) -> list[str]:
         """Remove containers whose harness process is gone (it was killed with -9, say)."""
         removed = []
-        for c in self.client.containers.list(all=True, filters={"label": LABEL}):
-            pid = int((c.labels or {}).get(OWNER, "0") or 0)
-            if pid and _alive(pid):
-                continue
-            with suppress(NotFound):
-                c.remove(force=True)
-                removed.append(str(c.name))
+        for c, pid in self._ours():
+            if not _alive(pid):
+                with suppress(NotFound):
+                    c.remove(force=True)
+                    removed.append(str(c.name))
         return removed
 
-    def leftovers(self) -> list[str]:
-        """Names of stackmatrix containers still present (should be none between runs)."""
-        found = self.client.containers.list(all=True, filters={"label": LABEL})
-        return [str(c.name) for c in found]
+    def leftovers(self, owner: int | None = None) -> list[str]:
+        """Containers made by process `owner`, or, without one, orphans: those whose harness
+        process is gone. (Other harness processes may share the engine.)"""
+        return [
+            str(c.name)
+            for c, pid in self._ours()
+            if (pid == owner if owner is not None else not _alive(pid))
+        ]

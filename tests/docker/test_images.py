@@ -82,7 +82,7 @@ def fresh_ref(backend: DockerBackend) -> Iterator[list[str]]:
     yield refs
     for ref in refs:
         backend.remove_image(ref)
-    assert backend.leftovers() == []
+    assert backend.leftovers(os.getpid()) == []
 
 
 def test_the_offline_base_is_debian_with_its_python(backend: DockerBackend, base: Base) -> None:
@@ -167,7 +167,7 @@ b.commit_build(plan, {ref!r}, mounts=[], log_path=Path({str(tmp_path / "log")!r}
     child = subprocess.Popen([sys.executable, "-c", script])
     try:
         deadline = time.monotonic() + 60
-        while not [n for n in backend.leftovers() if n.startswith("stackmatrix-build-")]:
+        while not backend.leftovers(child.pid):
             assert time.monotonic() < deadline, "the build container never appeared"
             assert child.poll() is None, "the build ended early"
             time.sleep(0.2)
@@ -175,7 +175,7 @@ b.commit_build(plan, {ref!r}, mounts=[], log_path=Path({str(tmp_path / "log")!r}
         assert child.wait(timeout=60) != 0
     finally:
         child.kill()
-    assert backend.leftovers() == []
+    assert backend.leftovers(child.pid) == []
     assert backend.image_id(ref) is None
 
 

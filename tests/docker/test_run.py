@@ -114,3 +114,41 @@ def test_the_image_is_untouched_by_a_fault(docker_client: object) -> None:
     assert run.signal == 7  # SIGBUS: the truncated copy was used in that run
     done = backend.run(ref, ["sh", "-c", f"stat -c %s {path}"])
     assert done.exit_code == 0 and int(done.output.strip()) > 1_000_000
+
+
+def test_reproduce_prints_a_command_that_reproduces(tmp_path: Path) -> None:
+    cell = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline/missing-cudnn-sublib"
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "reproduce",
+            cell,
+            "--driver",
+            "none",
+            "--results",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=3000,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = res.stdout
+    assert "  cudnn_api   FAILED: cudnnCreateConvolutionDescriptor -> 3009" in out
+    assert "verdict: failed (as expected;" in out
+    journal = json.loads(out.split("journal: ", 1)[1].splitlines()[0])
+    assert journal["cell"] == cell and journal["observed"]["stage"] == "cudnn_api"
+    assert [r["cell"] for r in records(tmp_path)] == [cell]
+    command = out.split("run it yourself:\n", 1)[1].strip()
+    assert command.startswith("docker run --rm --network none")
+    pasted = subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, timeout=600, check=False
+    )
+    from harness.events import parse
+
+    report = parse(pasted.stdout)
+    assert report.failed_stage is not None and report.failed_stage.value == "cudnn_api"
