@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from typing import TextIO
 
 
@@ -19,7 +18,6 @@ def human_bytes(n: int) -> str:
 class Console:
     def __init__(self, stream: TextIO | None = None):
         self.stream = stream or sys.stderr
-        self.start = time.monotonic()
 
     def line(self, text: str) -> None:
         print(text, file=self.stream, flush=True)
