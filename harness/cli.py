@@ -24,7 +24,7 @@ from harness.journal import JOURNAL, atomic_write
 from harness.loader import read_yaml
 from harness.lock import cache_root, read_lock
 from harness.matrix import expand, parse_matrix, shard
-from harness.model import Cell, DriverTarget, Plan, Scenario, Where
+from harness.model import Cell, DriverTarget, Lock, Plan, Scenario, Stack, Where
 from harness.plan import FORMATS, render
 from harness.render import cuda_base_ref, image_spec, read_templates
 from harness.runner import Execute, ProbeRun, cell_key, prepare, probe_run, run_cells
@@ -170,16 +170,24 @@ def _cells(
             scen = scenarios[cell.scenario]
             work.append((cell, built.ref, cell_key(cell, built.ref, scen, plan.driver.to_json())))
             runs[cell.id] = partial(
-                probe_run,
-                builder.backend,
+                _run_cell,
+                builder,
                 stack=stack,
                 image=built.ref,
                 scenario=scen,
                 lock=lock,
-                cache=builder.wheels,
                 gpu=gpu,
             )
     return work, lambda cell: runs[cell.id]()
+
+
+def _run_cell(
+    builder: Builder, *, stack: Stack, image: str, scenario: Scenario, lock: Lock, gpu: bool
+) -> ProbeRun:
+    spec, mounts = prepare(
+        stack=stack, image=image, scenario=scenario, lock=lock, cache=builder.wheels, gpu=gpu
+    )
+    return probe_run(builder.backend, spec, mounts)
 
 
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -223,7 +231,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
             f"{args.cell} is a cuda-flavour cell: it runs where nvidia/cuda can be pulled",
             help=f"`harness render {args.cell}` prints its Dockerfile",
         )
-    cell, image, _ = work[0]
+    cell = work[0][0]
     probe: list[ProbeRun] = []
 
     def run_and_keep(c: Cell) -> ProbeRun:
@@ -248,18 +256,8 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     verdict = "DRIFT" if result.drift else "as expected"
     print(f"verdict: {result.status} ({verdict}; expected {cell.expected.to_json()})")
     print(f"journal: {json.dumps(result.to_json(), sort_keys=True)}")
-    scen = scenarios[cell.scenario]
-    lock = builder.job(cell.stack, ())[0].spec.lock
-    assert lock is not None
-    spec, mounts = prepare(
-        stack=cell.stack,
-        image=image,
-        scenario=scen,
-        lock=lock,
-        cache=builder.wheels,
-        gpu=plan.driver.version is not None,
-    )
-    print(f"run it yourself:\n  {docker_run_command(spec, mounts)}")
+    if probe:  # the very run that was journaled, as one command
+        print(f"run it yourself:\n  {docker_run_command(probe[0].spec, probe[0].mounts)}")
     return 1 if result.drift else 0
 
 

@@ -39,6 +39,8 @@ PROBE_MOUNT = "/probe"
 class ProbeRun:
     finished: Finished
     report: ProbeReport
+    spec: RunSpec  # what ran, so it can be shown again (`harness reproduce`)
+    mounts: tuple[Mount, ...]
 
     @property
     def signal(self) -> int | None:
@@ -55,38 +57,20 @@ def prepare(
     cache: WheelCache,
     gpu: bool = False,
     timeout: float = 600,
-) -> tuple[RunSpec, list[Mount]]:
+) -> tuple[RunSpec, tuple[Mount, ...]]:
     """The run spec of a cell and its mounts (the probe, other versions' files)."""
     argv = ("python", f"{PROBE_MOUNT}/stageprobe.py", stack.framework)
     spec = run_spec(stack, image, argv, scenario.faults, gpu=gpu, timeout=timeout)
     mounts = [Mount(PROBE_DIR, PROBE_MOUNT)]
     mounts += [Mount(extract(cache, lock, w.pin, w.member), w.target) for w in spec.wheel_files]
-    return spec, mounts
+    return spec, tuple(mounts)
 
 
-def probe_run(
-    backend: DockerBackend,
-    *,
-    stack: Stack,
-    image: str,
-    scenario: Scenario,
-    lock: Lock,
-    cache: WheelCache,
-    gpu: bool = False,
-    timeout: float = 600,
-) -> ProbeRun:
-    spec, mounts = prepare(
-        stack=stack,
-        image=image,
-        scenario=scenario,
-        lock=lock,
-        cache=cache,
-        gpu=gpu,
-        timeout=timeout,
-    )
+def probe_run(backend: DockerBackend, spec: RunSpec, mounts: tuple[Mount, ...]) -> ProbeRun:
+    """Run a prepared cell and read its probe's events."""
     done = backend.run_spec(spec, mounts)
     stdout = "\n".join(ln for ln in done.output.splitlines() if ln.startswith('{"probe"'))
-    return ProbeRun(finished=done, report=parse(stdout))
+    return ProbeRun(finished=done, report=parse(stdout), spec=spec, mounts=mounts)
 
 
 # ---------------------------------------------------------------- judging and the loop

@@ -30,18 +30,23 @@ TORCH_STACK = Stack(
 )
 
 
-def harness_build(*args: str, timeout: float = 5000) -> dict[str, str]:
+def harness_cli(*args: str, timeout: float = 5000) -> subprocess.CompletedProcess[str]:
+    """`python -m harness ARGS` in the repository, for real, output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def harness_build(*args: str) -> dict[str, str]:
     """`harness build --json` for real (a cache hit where the images exist): slug -> image ref."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "build.json"
-        res = subprocess.run(
-            [sys.executable, "-m", "harness", "build", "--json", str(out), *args],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        res = harness_cli("build", "--json", str(out), *args)
         assert res.returncode == 0, res.stderr[-3000:]
         return {r["slug"]: r["ref"] for r in json.loads(out.read_text())}
 

@@ -22,7 +22,7 @@ from harness.console import Console
 from harness.lock import LockError, WheelCache, cache_root, resolve
 from harness.model import DockerfilePlan, ImageJob, Lock, Stack
 from harness.render import offline_spec, read_templates
-from tests.conftest import ROOT
+from tests.conftest import ROOT, harness_cli
 
 ENV = dict(os.environ)
 NUMPY = "numpy==2.4.6"
@@ -202,14 +202,7 @@ SMOKE_TORCH = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline"
 def test_the_smoke_torch_stack(backend: DockerBackend, tmp_path: Path) -> None:
     """`harness build` on the smoke profile's torch stack, then torch in it with no network."""
     out = tmp_path / "build.json"
-    res = subprocess.run(
-        [sys.executable, "-m", "harness", "build", "--stack", SMOKE_TORCH, "--json", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=3000,
-        check=False,
-    )
+    res = harness_cli("build", "--stack", SMOKE_TORCH, "--json", str(out))
     assert res.returncode == 0, res.stderr[-3000:]
     [result] = json.loads(out.read_text())
     assert result["status"] in ("built", "cache-hit")

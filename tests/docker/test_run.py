@@ -19,23 +19,16 @@ from harness.backends.docker import DockerBackend
 from harness.journal import records
 from harness.lock import WheelCache, cache_root, read_lock
 from harness.model import Stack
-from harness.runner import probe_run
+from harness.runner import prepare, probe_run
 from harness.scenarios import read_scenarios
-from tests.conftest import ROOT, harness_build
+from tests.conftest import ROOT, harness_build, harness_cli
 
 pytestmark = pytest.mark.slow
 SMOKE_CELLS = 27
 
 
 def harness_run(results: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", "run", "--results", str(results), "--driver", "none"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=5000,
-        check=False,
-    )
+    return harness_cli("run", "--results", str(results), "--driver", "none")
 
 
 def test_smoke_matrix_runs_resumes_and_is_a_cache_hit(
@@ -103,14 +96,14 @@ def test_the_image_is_untouched_by_a_fault(docker_client: object) -> None:
     lock = read_lock(ROOT / "images" / "locks" / f"{slug}.json")
     assert lock is not None
     scenario = read_scenarios(ROOT / "scenarios", display="scenarios")["corrupt-library"]
-    run = probe_run(
-        backend,
+    spec, mounts = prepare(
         stack=stack,
         image=ref,
         scenario=scenario,
         lock=lock,
         cache=WheelCache(cache_root(dict(os.environ))),
     )
+    run = probe_run(backend, spec, mounts)
     assert run.signal == 7  # SIGBUS: the truncated copy was used in that run
     done = backend.run(ref, ["sh", "-c", f"stat -c %s {path}"])
     assert done.exit_code == 0 and int(done.output.strip()) > 1_000_000
@@ -118,24 +111,7 @@ def test_the_image_is_untouched_by_a_fault(docker_client: object) -> None:
 
 def test_reproduce_prints_a_command_that_reproduces(tmp_path: Path) -> None:
     cell = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline/missing-cudnn-sublib"
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness",
-            "reproduce",
-            cell,
-            "--driver",
-            "none",
-            "--results",
-            str(tmp_path),
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=3000,
-        check=False,
-    )
+    res = harness_cli("reproduce", cell, "--driver", "none", "--results", str(tmp_path))
     assert res.returncode == 0, res.stderr[-3000:]
     out = res.stdout
     assert "  cudnn_api   FAILED: cudnnCreateConvolutionDescriptor -> 3009" in out

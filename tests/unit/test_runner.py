@@ -12,11 +12,12 @@ from harness.backends.docker import Finished
 from harness.console import Console
 from harness.events import parse
 from harness.journal import append, finished, records
-from harness.model import Cell, Evidence, Expectation, Observed, Outcome, Reason, Stage
+from harness.model import Cell, Evidence, Expectation, Observed, Outcome, Reason, RunSpec, Stage
 from harness.runner import ProbeRun, drifted, run_cells
 from tests.conftest import TORCH_STACK
 
 STACK = TORCH_STACK
+SPEC = RunSpec(image="img", argv=("python", "p.py", "torch"))
 PASS = Expectation(outcome=Outcome.PASS)
 FAIL_IMPORT = Expectation(outcome=Outcome.FAIL, signature="cudnn_missing", stage=Stage.IMPORT)
 
@@ -34,7 +35,12 @@ def cell(name: str, expected: Expectation = PASS) -> Cell:
 
 def ok_run() -> ProbeRun:
     out = json.dumps({"probe": 1, "stage": "import", "event": "end", "ok": True, "seconds": 0})
-    return ProbeRun(finished=Finished(exit_code=0, output=out, oom_killed=False), report=parse(out))
+    return ProbeRun(
+        finished=Finished(exit_code=0, output=out, oom_killed=False),
+        report=parse(out),
+        spec=SPEC,
+        mounts=(),
+    )
 
 
 def import_failure() -> ProbeRun:
@@ -48,7 +54,12 @@ def import_failure() -> ProbeRun:
             "error": {"type": "ImportError", "message": "libcudnn.so.9: cannot open"},
         }
     )
-    return ProbeRun(finished=Finished(exit_code=1, output=out, oom_killed=False), report=parse(out))
+    return ProbeRun(
+        finished=Finished(exit_code=1, output=out, oom_killed=False),
+        report=parse(out),
+        spec=SPEC,
+        mounts=(),
+    )
 
 
 def test_results_are_journaled_and_a_rerun_skips_them(tmp_path: Path) -> None:
