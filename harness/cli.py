@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from harness.base import read_recipe
 from harness.build import Builder, Paths, build_plan, group
 from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
 from harness.console import Console, human_bytes
+from harness.diagnose import checked_chunks, diagnosis, render_text, reproducers
 from harness.errors import ConfigError, HarnessError, choice_help
 from harness.journal import JOURNAL, atomic_write
 from harness.loader import read_yaml
@@ -29,6 +31,9 @@ from harness.plan import FORMATS, render
 from harness.render import cuda_base_ref, image_spec, read_templates
 from harness.runner import Execute, ProbeRun, cell_key, prepare, probe_run, run_cells
 from harness.scenarios import read_scenarios
+from harness.signatures import UNKNOWN, Catalog, classify_chunks, read_catalog
+
+CATALOG = "signatures.yaml"
 
 DRIVER_RE = re.compile(r"^\d+(\.\d+){1,3}$")
 SHARD_RE = re.compile(r"^(\d+)/(\d+)$")
@@ -80,26 +85,39 @@ def resolve_driver(flag: str | None, profile_driver: str | None, where: Where) -
     return found
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Loaded:
+    """matrix.yaml, the knowledge, the scenarios and the catalog -> the plan of --profile."""
+
+    plan: Plan
+    kb: Knowledge
+    root: Path  # the folder of matrix.yaml
+    scenarios: dict[str, Scenario]
+    catalog: Catalog
+
+
 def load_plan(
     args: argparse.Namespace, argv: Sequence[str], driver: DriverTarget | None = None
 ) -> tuple[Plan, Knowledge, Path]:
-    """matrix.yaml + knowledge + scenarios -> the plan of --profile (and the repo folder)."""
-    plan, kb, root, _ = load(args, argv, driver)
-    return plan, kb, root
+    loaded = load(args, argv, driver)
+    return loaded.plan, loaded.kb, loaded.root
 
 
 def load(
     args: argparse.Namespace, argv: Sequence[str], driver: DriverTarget | None = None
-) -> tuple[Plan, Knowledge, Path, dict[str, Scenario]]:
+) -> Loaded:
     path = Path(args.matrix)
     matrix = parse_matrix(read_yaml(path, display=args.matrix))
     kb = parse_knowledge(read_knowledge_docs())
-    scen_display = str(path.parent / matrix.scenarios_dir).removeprefix("./")
-    scenarios = read_scenarios(path.parent / matrix.scenarios_dir, display=scen_display)
+    folder = path.parent / matrix.scenarios_dir
+    scen_display = str(folder).removeprefix("./")
+    catalog = read_catalog(folder / CATALOG, display=f"{scen_display}/{CATALOG}")
+    scenarios = read_scenarios(folder, display=scen_display, known=catalog.ids)
     profile = matrix.profile(args.profile)
     if driver is None:
         driver = resolve_driver(args.driver, profile.driver, argv_where(argv, "--driver"))
-    return expand(matrix, profile.name, kb, scenarios, driver), kb, path.parent, scenarios
+    plan = expand(matrix, profile.name, kb, scenarios, driver)
+    return Loaded(plan=plan, kb=kb, root=path.parent, scenarios=scenarios, catalog=catalog)
 
 
 def cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -192,13 +210,22 @@ def _run_cell(
 
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Build (or reuse) each stack's image, then run its cells; results go to the journal."""
-    plan, kb, root, scenarios = load(args, argv)
+    loaded = load(args, argv)
+    plan = loaded.plan
     console = Console()
-    builder = _builder(args, kb, root, console)
+    builder = _builder(args, loaded.kb, loaded.root, console)
     results_dir = Path(args.results)
-    work, execute = _cells(plan, builder, scenarios, console)
+    write_plan(results_dir, plan)
+    work, execute = _cells(plan, builder, loaded.scenarios, console)
     start = time.monotonic()
-    results = run_cells(work, execute, results=results_dir, backend="docker", console=console)
+    results = run_cells(
+        work,
+        execute,
+        results=results_dir,
+        backend="docker",
+        console=console,
+        catalog=loaded.catalog,
+    )
     drift = [r for r in results if r.drift]
     console.line(
         f"{len(work)} cells: {len(results)} run, {len(work) - len(results)} cache hits, "
@@ -207,15 +234,16 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     )
     for r in drift:
         console.line(
-            f"DRIFT {r.cell}: expected {r.expected.to_json()}, got {r.status}"
-            + (f" @ {r.observed.stage.value}" if r.observed and r.observed.stage else "")
+            f"DRIFT {r.cell}: expected {_verdict(r.expected.to_json())}, "
+            f"got {r.status} {_verdict(r.observed.to_json() if r.observed else {})}"
         )
     return 1 if drift and not args.allow_drift else 0
 
 
 def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run one cell again, whatever the journal holds; print what a user needs to see it."""
-    plan, kb, root, scenarios = load(args, argv)
+    loaded = load(args, argv)
+    plan = loaded.plan
     ids = [c.id for c in plan.cells]
     if args.cell not in ids:
         raise ConfigError(
@@ -224,8 +252,8 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
             help=choice_help(args.cell, ids, "cells"),
         )
     console = Console()
-    builder = _builder(args, kb, root, console)
-    work, execute = _cells(plan, builder, scenarios, console, only=args.cell)
+    builder = _builder(args, loaded.kb, loaded.root, console)
+    work, execute = _cells(plan, builder, loaded.scenarios, console, only=args.cell)
     if not work:
         raise HarnessError(
             f"{args.cell} is a cuda-flavour cell: it runs where nvidia/cuda can be pulled",
@@ -244,6 +272,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
         results=Path(args.results),
         backend="docker",
         console=console,
+        catalog=loaded.catalog,
         force=True,
     )
     for e in probe[0].report.events if probe else ():
@@ -253,12 +282,54 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
             else (f"skipped: {e.skipped}" if e.skipped else f"FAILED: {e.error_message}")
         )
         print(f"  {e.stage.value:11s} {state}")
-    verdict = "DRIFT" if result.drift else "as expected"
-    print(f"verdict: {result.status} ({verdict}; expected {cell.expected.to_json()})")
+    word = "DRIFT" if result.drift else "as expected"
+    seen = _verdict(result.observed.to_json()) if result.observed else ""
+    print(f"verdict: {result.status} {seen} ({word}; expected {_verdict(cell.expected.to_json())})")
+    if result.observed and result.observed.decisive_line:
+        print(f"decisive line: {result.observed.decisive_line}")
     print(f"journal: {json.dumps(result.to_json(), sort_keys=True)}")
     if probe:  # the very run that was journaled, as one command
         print(f"run it yourself:\n  {docker_run_command(probe[0].spec, probe[0].mounts)}")
     return 1 if result.drift else 0
+
+
+def cmd_diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """A user's log -> signature, cause, fix, reproducing cells. Exit 0 known, 1 unknown."""
+    loaded = load(args, argv, DriverTarget(version=None, origin="none"))
+    name = "standard input" if args.log == "-" else args.log
+    try:
+        stream = sys.stdin.buffer if args.log == "-" else open(args.log, "rb")  # noqa: SIM115
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read {name}: {exc.strerror}",
+            where=argv_where(argv, "diagnose"),
+            help="give the path of a log file, or - to read standard input",
+        ) from None
+    with stream:
+        try:
+            verdict = classify_chunks(checked_chunks(stream, name), loaded.catalog)
+        except OSError as exc:
+            raise ConfigError(f"cannot read {name}: {exc.strerror}") from None
+    flag = f" --profile {args.profile}" if args.profile else ""
+    found = reproducers(verdict.signature, loaded.plan, loaded.scenarios, profile_flag=flag)
+    result = diagnosis(verdict, loaded.catalog, found)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result.to_json(), indent=1) + "\n")
+    else:
+        sys.stdout.write(render_text(result))
+    return 1 if result.signature == UNKNOWN else 0
+
+
+def _verdict(d: Mapping[str, object]) -> str:
+    """pass | fail: signature @ stage, from an expectation's or observation's JSON."""
+    if d.get("outcome") != "fail":
+        return str(d.get("outcome", ""))
+    return f"fail: {d.get('signature')} @ {d.get('stage')}"
+
+
+def write_plan(results: Path, plan: Plan) -> None:
+    """The plan next to its journal, so a report can tell a partial run from a complete one."""
+    atomic_write(results / "plan.json", render(plan, "json"))
 
 
 def cmd_render(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -366,6 +437,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the results journal folder (default: reports/results)",
     )
     x.set_defaults(func=cmd_reproduce)
+
+    d = sub.add_parser("diagnose", help="name the failure signature in a log, its fix, its cell")
+    _matrix_args(d)
+    d.add_argument("log", nargs="?", default="-", metavar="LOG", help="a log file, or - (stdin)")
+    d.add_argument("--format", default="text", choices=["text", "json"])
+    d.set_defaults(func=cmd_diagnose)
 
     r = sub.add_parser("render", help="print a stack's Dockerfile and files (--dry-run of build)")
     _matrix_args(r)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 # A version ends up in Dockerfiles, image tags and shell command lines: nothing else is allowed.
@@ -313,6 +314,24 @@ class ProcResult:
     timed_out: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """A host path a run sees at `target` (a container path; the local backend translates it)."""
+
+    source: Path
+    target: str
+    read_only: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """How a backend's run ended: `output` is stdout and stderr together, capped at the end."""
+
+    exit_code: int | None  # None: timed out and killed; a signal shows as 128 + its number
+    output: str
+    oom_killed: bool
+
+
 # ---- images ----
 
 
@@ -470,12 +489,16 @@ class Observed:
     decisive_line: str | None
     exit_code: int | None
     signal: int | None
-    signature: str | None = None  # set by the signature catalog (not yet: see drift)
+    signature: str | None = None  # the catalog's root cause (harness.signatures)
+    secondary: tuple[str, ...] = ()  # other signatures in the same log
+    fingerprint: str | None = None  # `unknown` only: clusters repeats of one failure
 
     def to_json(self) -> dict[str, Any]:
         return {
             "outcome": self.outcome.value,
             "signature": self.signature,
+            "secondary": list(self.secondary),
+            "fingerprint": self.fingerprint,
             "stage": self.stage.value if self.stage else None,
             "decisive_line": self.decisive_line,
             "exit_code": self.exit_code,
@@ -515,4 +538,91 @@ class RunResult:
             "seconds": round(self.seconds, 3),
             "image": self.image,
             "error": self.error,
+        }
+
+
+# ---------------------------------------------------------------- signatures (signatures.yaml)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pattern:
+    """One message of a signature: a regex over a normalized log line, and the literal
+    (lowercase) that any line it matches contains, so a log is scanned for literals first."""
+
+    regex: str
+    needle: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Signature:
+    id: str
+    title: str
+    stage: Stage | None  # where it usually surfaces
+    patterns: tuple[Pattern, ...]
+    signals: tuple[int, ...]  # a run killed by one of these, with no message, is this
+    cause: str
+    fix: tuple[str, ...]
+    frameworks: tuple[str, ...]
+    priority: int  # higher = closer to the root cause when several match one log
+    sources: tuple[str, ...]
+    where: Where
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    """What a log shows: the root-cause signature, its line, and the other causes seen."""
+
+    signature: str
+    decisive_line: str | None
+    line_no: int | None  # 1-based, in the classified text
+    secondary: tuple[str, ...] = ()
+    fingerprint: str | None = None  # `unknown` only: the masked decisive line, hashed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "signature": self.signature,
+            "decisive_line": self.decisive_line,
+            "line_no": self.line_no,
+            "secondary": list(self.secondary),
+            "fingerprint": self.fingerprint,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reproducer:
+    cell: str
+    command: str
+    evidence: Evidence  # the machine it shows on: cpu (anywhere) or gpu
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Diagnosis:
+    """`harness diagnose`: a user's log -> signature, cause, fix, and the cells that show it."""
+
+    signature: str
+    title: str
+    cause: str
+    fix: tuple[str, ...]
+    stage: Stage | None
+    decisive_line: str | None
+    line_no: int | None
+    secondary: tuple[str, ...]
+    fingerprint: str | None
+    reproduce: tuple[Reproducer, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "signature": self.signature,
+            "title": self.title,
+            "cause": self.cause,
+            "fix": list(self.fix),
+            "stage": self.stage.value if self.stage else None,
+            "decisive_line": self.decisive_line,
+            "line_no": self.line_no,
+            "secondary": list(self.secondary),
+            "fingerprint": self.fingerprint,
+            "reproduce": [
+                {"cell": r.cell, "command": r.command, "evidence": r.evidence.value}
+                for r in self.reproduce
+            ],
         }

@@ -30,6 +30,7 @@ from harness.model import (
     Scenario,
     Stack,
 )
+from harness.signatures import Catalog, classify
 
 PROBE_DIR = Path(__file__).resolve().parent / "probes"
 PROBE_MOUNT = "/probe"
@@ -76,8 +77,19 @@ def probe_run(backend: DockerBackend, spec: RunSpec, mounts: tuple[Mount, ...]) 
 # ---------------------------------------------------------------- judging and the loop
 
 
-def decisive_line(run: ProbeRun) -> str | None:
-    """The failed stage's error; for a crash, the last line it printed (or the signal)."""
+def log_text(run: ProbeRun) -> str:
+    """What the classifier reads: everything the run printed except the probe's event lines,
+    then the failed stage's traceback (an exception the probe caught prints nothing else)."""
+    lines = [ln for ln in run.finished.output.splitlines() if not ln.startswith('{"probe"')]
+    report = run.report
+    failed = next((e for e in report.events if e.stage == report.failed_stage), None)
+    if failed is not None:
+        lines.append(failed.traceback or f"{failed.error_type}: {failed.error_message}")
+    return "\n".join(lines)
+
+
+def fallback_line(run: ProbeRun) -> str | None:
+    """When no line names the cause: the failed stage's error, else the last line printed."""
     report = run.report
     failed = next((e for e in report.events if e.stage == report.failed_stage), None)
     if failed is not None and failed.error_message:
@@ -89,12 +101,10 @@ def decisive_line(run: ProbeRun) -> str | None:
     ]
     if report.crashed_stage is not None and lines:
         return lines[-1][:500]
-    if run.signal is not None:
-        return f"killed by signal {run.signal}"
     return None
 
 
-def observe(run: ProbeRun) -> tuple[str, Observed]:
+def observe(run: ProbeRun, catalog: Catalog) -> tuple[str, Observed]:
     report, done = run.report, run.finished
     if done.exit_code is None:
         status = "timeout"
@@ -105,24 +115,40 @@ def observe(run: ProbeRun) -> tuple[str, Observed]:
     stage = report.failed_stage or report.crashed_stage
     if status == "failed" and stage is None and report.events:
         stage = report.events[-1].stage
+    if status == "passed":
+        return status, Observed(
+            outcome=Outcome.PASS,
+            stage=None,
+            decisive_line=None,
+            exit_code=done.exit_code,
+            signal=run.signal,
+        )
+    verdict = classify(log_text(run), catalog, signal=run.signal, timed_out=status == "timeout")
     return status, Observed(
-        outcome=Outcome.PASS if status == "passed" else Outcome.FAIL,
-        stage=None if status == "passed" else stage,
-        decisive_line=None if status == "passed" else decisive_line(run),
+        outcome=Outcome.FAIL,
+        stage=stage,
+        decisive_line=verdict.decisive_line or fallback_line(run),
         exit_code=done.exit_code,
         signal=run.signal,
+        signature=verdict.signature,
+        secondary=verdict.secondary,
+        fingerprint=verdict.fingerprint,
     )
 
 
 def drifted(expected: Expectation, status: str, observed: Observed | None) -> bool:
-    """Observed differs from expected (outcome and stage; signatures come with the catalog).
-    `unobservable` means the run cannot tell the fault from no fault: it must pass."""
+    """Observed differs from expected: outcome, stage and signature. `unobservable` means the
+    run cannot tell the fault from no fault: it must pass."""
     if status not in ("passed", "failed"):
         return True
     assert observed is not None
     if expected.outcome in (Outcome.PASS, Outcome.UNOBSERVABLE):
         return status != "passed"
-    return status != "failed" or observed.stage is not expected.stage
+    return (
+        status != "failed"
+        or observed.stage is not expected.stage
+        or observed.signature != expected.signature
+    )
 
 
 def cell_key(cell: Cell, image: str, scenario: Scenario, driver: str) -> str:
@@ -150,6 +176,7 @@ def run_cells(
     results: Path,
     backend: str,
     console: Console,
+    catalog: Catalog,
     force: bool = False,
 ) -> list[RunResult]:
     """Run (cell, image, key) triples, journaling each result as it lands; a cell whose key has
@@ -164,7 +191,7 @@ def run_cells(
         t = time.monotonic()
         status, observed, error = "errored", None, None
         try:
-            status, observed = observe(execute(cell))
+            status, observed = observe(execute(cell), catalog)
         except KeyboardInterrupt:
             status = "interrupted"
             raise

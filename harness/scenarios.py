@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, choice_help
 from harness.loader import Doc, read_yaml
 from harness.model import Evidence, Expectation, Fault, Outcome, Scenario, Stage, Where
 from harness.schema import validate
 
-# Signature ids a scenario may name. The catalog with patterns, causes and fixes lives in
-# scenarios/signatures.yaml once classification exists; until then this is the list of ids.
+# The signature ids the catalog (scenarios/signatures.yaml) must at least define; a scenario may
+# name any id the catalog defines.
 SIGNATURE_IDS = frozenset(
     {
         "cudnn_missing", "cudnn_version_mismatch", "cudnn_init_failure", "cuda_runtime_missing",
@@ -34,7 +34,9 @@ def _outcome(value: Any) -> Expectation:
     )
 
 
-def parse_scenario(doc: Doc, *, expected_id: str) -> Scenario:
+def parse_scenario(
+    doc: Doc, *, expected_id: str, known: frozenset[str] = SIGNATURE_IDS
+) -> Scenario:
     validate(doc, "scenario.schema.json")
     data = doc.data
     if data["id"] != expected_id:
@@ -53,11 +55,11 @@ def parse_scenario(doc: Doc, *, expected_id: str) -> Scenario:
             )
         for level in ("cpu", "gpu"):
             exp = _outcome(levels[level])
-            if exp.signature is not None and exp.signature not in SIGNATURE_IDS:
+            if exp.signature is not None and exp.signature not in known:
                 raise ConfigError(
                     f"unknown signature '{exp.signature}'",
                     where=doc.where(("expect", fw, level, "signature")),
-                    help=f"known signatures: {', '.join(sorted(SIGNATURE_IDS))}",
+                    help=choice_help(exp.signature, sorted(known), "signatures"),
                 )
             expect.append((fw, Evidence(level), exp))
     faults = tuple(
@@ -75,8 +77,10 @@ def parse_scenario(doc: Doc, *, expected_id: str) -> Scenario:
     )
 
 
-def read_scenarios(folder: Path, *, display: str) -> dict[str, Scenario]:
-    """Every scenario file in `folder`, by id."""
+def read_scenarios(
+    folder: Path, *, display: str, known: frozenset[str] = SIGNATURE_IDS
+) -> dict[str, Scenario]:
+    """Every scenario file in `folder`, by id; `known`: the signature ids of the catalog."""
     if not folder.is_dir():
         raise ConfigError(
             f"scenario folder not found: {display}",
@@ -87,7 +91,7 @@ def read_scenarios(folder: Path, *, display: str) -> dict[str, Scenario]:
         if path.name in NOT_SCENARIOS:
             continue
         doc = read_yaml(path, display=f"{display}/{path.name}")
-        out[path.stem] = parse_scenario(doc, expected_id=path.stem)
+        out[path.stem] = parse_scenario(doc, expected_id=path.stem, known=known)
     if not out:
         raise ConfigError(
             f"no scenario files in {display}",

@@ -14,7 +14,10 @@ from harness.events import parse
 from harness.journal import append, finished, records
 from harness.model import Cell, Evidence, Expectation, Observed, Outcome, Reason, RunSpec, Stage
 from harness.runner import ProbeRun, drifted, run_cells
-from tests.conftest import TORCH_STACK
+from harness.signatures import read_catalog
+from tests.conftest import ROOT, TORCH_STACK
+
+CATALOG = read_catalog(ROOT / "scenarios" / "signatures.yaml")
 
 STACK = TORCH_STACK
 SPEC = RunSpec(image="img", argv=("python", "p.py", "torch"))
@@ -51,7 +54,10 @@ def import_failure() -> ProbeRun:
             "event": "end",
             "ok": False,
             "seconds": 0,
-            "error": {"type": "ImportError", "message": "libcudnn.so.9: cannot open"},
+            "error": {
+                "type": "ImportError",
+                "message": "libcudnn.so.9: cannot open shared object file: No such file or directory",
+            },
         }
     )
     return ProbeRun(
@@ -66,25 +72,40 @@ def test_results_are_journaled_and_a_rerun_skips_them(tmp_path: Path) -> None:
     cells = [(cell("a"), "img", "k1"), (cell("b", FAIL_IMPORT), "img", "k2")]
     runs = {"a": ok_run, "b": import_failure}
     first = run_cells(
-        cells, lambda c: runs[c.scenario](), results=tmp_path, backend="fake", console=Console()
+        cells,
+        lambda c: runs[c.scenario](),
+        results=tmp_path,
+        backend="fake",
+        console=Console(),
+        catalog=CATALOG,
     )
     assert [r.status for r in first] == ["passed", "failed"]
     assert not any(r.drift for r in first)
     assert first[1].observed is not None
-    assert first[1].observed.decisive_line == "libcudnn.so.9: cannot open"
+    assert first[1].observed.signature == "cudnn_missing"
+    assert (
+        first[1].observed.decisive_line
+        == "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory"
+    )
     again = run_cells(
         cells,
         lambda c: pytest.fail("must not run"),
         results=tmp_path,
         backend="fake",
         console=Console(),
+        catalog=CATALOG,
     )
     assert again == []
     changed = [(cell("a"), "img2", "k3")]  # a new image: a new key, so it runs again
     assert (
         len(
             run_cells(
-                changed, lambda c: ok_run(), results=tmp_path, backend="fake", console=Console()
+                changed,
+                lambda c: ok_run(),
+                results=tmp_path,
+                backend="fake",
+                console=Console(),
+                catalog=CATALOG,
             )
         )
         == 1
@@ -98,7 +119,12 @@ def test_interrupt_is_recorded_then_propagates(tmp_path: Path) -> None:
 
     with pytest.raises(KeyboardInterrupt):
         run_cells(
-            [(cell("a"), "img", "k1")], stop, results=tmp_path, backend="fake", console=Console()
+            [(cell("a"), "img", "k1")],
+            stop,
+            results=tmp_path,
+            backend="fake",
+            console=Console(),
+            catalog=CATALOG,
         )
     [rec] = records(tmp_path)
     assert rec["status"] == "interrupted"
@@ -110,7 +136,12 @@ def test_a_harness_bug_is_an_errored_result(tmp_path: Path) -> None:
         raise ValueError("boom")
 
     [r] = run_cells(
-        [(cell("a"), "img", "k1")], bug, results=tmp_path, backend="fake", console=Console()
+        [(cell("a"), "img", "k1")],
+        bug,
+        results=tmp_path,
+        backend="fake",
+        console=Console(),
+        catalog=CATALOG,
     )
     assert r.status == "errored" and r.drift and r.error and "ValueError: boom" in r.error
 
@@ -124,24 +155,28 @@ def test_a_torn_last_line_is_skipped_and_the_next_append_starts_afresh(tmp_path:
 
 
 @pytest.mark.parametrize(
-    ("expected", "status", "stage", "drift"),
+    ("expected", "status", "stage", "signature", "drift"),
     [
-        (PASS, "passed", None, False),
-        (PASS, "failed", Stage.IMPORT, True),
-        (Expectation(outcome=Outcome.UNOBSERVABLE), "passed", None, False),
-        (Expectation(outcome=Outcome.UNOBSERVABLE), "failed", Stage.IMPORT, True),
-        (FAIL_IMPORT, "failed", Stage.IMPORT, False),
-        (FAIL_IMPORT, "failed", Stage.BUILD_INFO, True),
-        (FAIL_IMPORT, "passed", None, True),
-        (PASS, "timeout", None, True),
+        (PASS, "passed", None, None, False),
+        (PASS, "failed", Stage.IMPORT, "cudnn_missing", True),
+        (Expectation(outcome=Outcome.UNOBSERVABLE), "passed", None, None, False),
+        (Expectation(outcome=Outcome.UNOBSERVABLE), "failed", Stage.IMPORT, "unknown", True),
+        (FAIL_IMPORT, "failed", Stage.IMPORT, "cudnn_missing", False),
+        (FAIL_IMPORT, "failed", Stage.BUILD_INFO, "cudnn_missing", True),
+        (FAIL_IMPORT, "failed", Stage.IMPORT, "cuda_runtime_missing", True),  # another cause
+        (FAIL_IMPORT, "passed", None, None, True),
+        (PASS, "timeout", None, "timeout", True),
     ],
 )
-def test_drift(expected: Expectation, status: str, stage: Stage | None, drift: bool) -> None:
+def test_drift(
+    expected: Expectation, status: str, stage: Stage | None, signature: str | None, drift: bool
+) -> None:
     observed = Observed(
         outcome=Outcome.PASS if status == "passed" else Outcome.FAIL,
         stage=stage,
         decisive_line=None,
         exit_code=0,
         signal=None,
+        signature=signature,
     )
     assert drifted(expected, status, observed) is drift
