@@ -15,7 +15,6 @@ import shutil
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,10 @@ from docker.models.containers import Container
 from harness.errors import HarnessError
 from harness.journal import atomic_write
 from harness.model import DockerfilePlan, RunSpec
+
+# Finished and Mount moved to model (the local backend shares them); re-exported for old imports.
+from harness.model import Finished as Finished  # noqa: PLC0414
+from harness.model import Mount as Mount  # noqa: PLC0414
 
 LOG_TAIL = 30
 # stackmatrix-<kind>-<pid of the harness process>-<random>: the pid finds orphans after kill -9.
@@ -128,20 +131,6 @@ def _alive(pid: int) -> bool:
 
 def _disk_full(text: str) -> bool:
     return "no space left on device" in text.lower()
-
-
-@dataclass(frozen=True, slots=True)
-class Mount:
-    source: Path
-    target: str
-    read_only: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class Finished:
-    exit_code: int | None  # None: timed out and killed
-    output: str
-    oom_killed: bool
 
 
 def build_failure(ref: str, plan: DockerfilePlan, done: Finished, log_path: Path) -> HarnessError:
