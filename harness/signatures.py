@@ -1,11 +1,11 @@
 """Classify a log into a failure signature, driven only by scenarios/signatures.yaml.
 
 The scan is built for big logs in bounded memory: the text arrives in blocks; each block is
-lower-cased once and searched for the catalog's literal needles (C speed); only the lines
-around a needle are normalized and matched against regexes, and each distinct line is matched
-once. The root cause is the matching signature with the highest priority (the earliest line of
-it); the other signatures seen are secondary. No framework is named here: a new message is a
-new pattern in the catalog.
+lower-cased once and searched for all the catalog's literal needles at once (an Aho-Corasick
+DFA); only lines holding a needle are normalized and matched against regexes, and each
+distinct message is matched once. The root cause is the matching signature with the highest
+priority (the earliest line of it); the other signatures seen are secondary. No framework is
+named here: a new message is a new pattern in the catalog.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import signal as signals
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ahocorasick_rs import BytesAhoCorasick, Implementation
 
 from harness.errors import ConfigError
 from harness.loader import Doc, read_yaml
@@ -37,6 +39,11 @@ _PREFIX = re.compile(
     r"(?:[IWEF]\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]\s*"
     r"|[IWEF] (?:\S+\.(?:cc|h|cpp|c|py):\d+\]\s*)"
     r"|E\s{2,})?"
+)
+# An info or warning line of absl/glog/TF ("W0000 00:00:...", "2024-.. W tensorflow/...").
+_SOFT = re.compile(
+    r"^\s*(?:\d{4}-\d\d-\d\d[ T][\d:.,]+Z?:?\s*)?(?:\[\d+\]\s*)?"
+    r"[IW](?:\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]| \S+:\d+\])"
 )
 _MASK = re.compile(r"0x[0-9a-fA-F]+|(?:/[\w.+-]+)+/?|\d+(?:\.\d+)*")
 _ERRORISH = (b"error", b"exception", b"fatal", b"abort", b"failed", b"killed")
@@ -143,90 +150,126 @@ def fingerprint(line: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Compiled:
-    needles: tuple[tuple[bytes, tuple[tuple[re.Pattern[str], Signature | None], ...]], ...]
+    """The catalog ready to scan: one automaton over every needle (a DFA, hundreds of MB/s
+    whatever the number of needles), and each needle's regexes."""
+
+    automaton: BytesAhoCorasick
+    needles: tuple[tuple[str, tuple[tuple[re.Pattern[str], Signature], ...]], ...]
+    noise: tuple[re.Pattern[str], ...]
 
     @staticmethod
     def of(catalog: Catalog) -> _Compiled:
-        by_needle: dict[bytes, list[tuple[re.Pattern[str], Signature | None]]] = {}
-        for p in catalog.noise:
-            by_needle.setdefault(p.needle.encode(), []).append((re.compile(p.regex), None))
+        by_needle: dict[str, list[tuple[re.Pattern[str], Signature]]] = {}
         for s in catalog.signatures:
             for p in s.patterns:
-                by_needle.setdefault(p.needle.encode(), []).append((re.compile(p.regex), s))
-        return _Compiled(tuple((k, tuple(v)) for k, v in by_needle.items()))
+                by_needle.setdefault(p.needle, []).append((re.compile(p.regex), s))
+        needles = tuple((k, tuple(v)) for k, v in by_needle.items())
+        automaton = BytesAhoCorasick(
+            [k.encode() for k, _ in needles] or [b"\0"], implementation=Implementation.DFA
+        )
+        noise = tuple(re.compile(p.regex) for p in catalog.noise)
+        return _Compiled(automaton, needles, noise)
 
 
 @dataclass(slots=True)
 class _Scan:
     compiled: _Compiled
-    first: dict[str, tuple[int, str]] = field(default_factory=dict)  # signature -> (line, text)
-    memo: dict[bytes, tuple[str | None, str]] = field(default_factory=dict)
+    # signature -> (line, text) of its first line: in an error line, or only in warning lines
+    strong: dict[str, tuple[int, str]] = field(default_factory=dict)
+    soft: dict[str, tuple[int, str]] = field(default_factory=dict)
+    memo: dict[bytes, tuple[str | None, str, bool]] = field(default_factory=dict)
     last_error: tuple[int, str] | None = None
     lines_before: int = 0
+    tail: bytes = b""  # the last line of the previous block
 
     def block(self, data: bytes, nxt: bytes) -> None:
         """One block of whole lines; `nxt` is the line after it (for wrapped messages)."""
         low = data.lower()
-        starts: set[int] = set()
-        for needle, _ in self.compiled.needles:
-            i = low.find(needle)
-            while i >= 0:
-                start = data.rfind(b"\n", 0, i) + 1
-                starts.add(start)
-                end = data.find(b"\n", i)
-                i = low.find(needle, end if end >= 0 else len(low))
+        hit_lines = {
+            data.rfind(b"\n", 0, start) + 1
+            for _, start, _ in self.compiled.automaton.find_matches_as_indexes(low)
+        }
+        # The line before each hit too: a message wrapped before its needle ("...`GLIBCXX_3.4.3"
+        # / "0' not found") matches only as the two lines joined.
+        before = {data.rfind(b"\n", 0, s - 1) + 1 for s in hit_lines if s > 0}
+        if 0 in hit_lines and self.tail:  # the line before is the previous block's last
+            self._record(self.tail, data.split(b"\n", 1)[0], self.lines_before)
         line_at = _LineCounter(data)
-        for start in sorted(starts):
+        for start in sorted(hit_lines | before):
             end = data.find(b"\n", start)
-            raw = data[start : end if end >= 0 else len(data)]
-            after_end = data.find(b"\n", end + 1) if end >= 0 else -1
-            after = data[end + 1 : after_end if after_end >= 0 else len(data)] if end >= 0 else nxt
-            sid, text = self._match(raw, after)
-            if sid is not None and sid not in self.first:
-                self.first[sid] = (self.lines_before + line_at(start), text)
-        self._note_error(data, line_at)
+            if end < 0:
+                raw, after = data[start:], nxt
+            else:
+                stop = data.find(b"\n", end + 1)
+                raw, after = data[start:end], data[end + 1 : stop if stop >= 0 else len(data)]
+            self._record(raw, after, self.lines_before + line_at(start))
+        self._note_error(data, low, line_at)
         self.lines_before += data.count(b"\n")
+        self.tail = data.rstrip(b"\n").rsplit(b"\n", 1)[-1]
 
-    def _match(self, raw: bytes, after: bytes) -> tuple[str | None, str]:
-        key = raw + b"\0" + after
-        if key not in self.memo:
-            self.memo[key] = self._match_uncached(raw, after)
+    def _record(self, raw: bytes, after: bytes, line_no: int) -> None:
+        sid, text, is_soft = self._match(raw, after)
+        hits = self.soft if is_soft else self.strong
+        if sid is not None and sid not in hits:
+            hits[sid] = (line_no, text)
+
+    def _match(self, raw: bytes, after: bytes) -> tuple[str | None, str, bool]:
+        # Key without a leading timestamp/log prefix: repeated messages differ only there.
+        cut = raw.find(b"] ", 0, 160)
+        key = raw[cut + 2 :] if cut >= 0 else raw
+        key += b"\0" + after[:MAX_LINE]
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self._match_uncached(raw, after)
             if len(self.memo) > 100_000:  # bounded memory on logs of endless distinct lines
                 self.memo.clear()
-        return self.memo[key]
+        return hit
 
-    def _match_uncached(self, raw: bytes, after: bytes) -> tuple[str | None, str]:
-        line = normalize(raw.decode("utf-8", "replace"))
-        joined = f"{line} {normalize(after.decode('utf-8', 'replace'))}".strip()
-        low = joined.lower()
-        best: Signature | None = None
-        for text in (line, joined):  # a message wrapped onto the next line matches joined
+    def _match_uncached(self, raw: bytes, after: bytes) -> tuple[str | None, str, bool]:
+        decoded = _ANSI.sub("", raw[:MAX_LINE].decode("utf-8", "replace"))
+        line = normalize(decoded)
+        soft = bool(_SOFT.match(decoded)) or "warning" in line.lower()
+        if any(rx.search(line) for rx in self.compiled.noise):
+            return None, line, soft  # looks like an error, never is
+        nxt = normalize(after.decode("utf-8", "replace"))
+        # A message wrapped onto the next line: by a terminal (mid-word) or by a formatter.
+        for text in (line, line + nxt, f"{line} {nxt}"):
+            joined = text is not line
+            low = text.lower()
+            best: Signature | None = None
             for needle, pats in self.compiled.needles:
-                if needle.decode() not in low:
-                    continue
-                for rx, sig in pats:
-                    if rx.search(text):
-                        if sig is None:
-                            return None, line  # noise: never decisive
-                        if best is None or sig.priority > best.priority:
+                if needle in low:
+                    for rx, sig in pats:
+                        if best is not None and sig.priority <= best.priority:
+                            continue
+                        m = rx.search(text)
+                        # joined text counts only for a match across the break
+                        if m and (not joined or m.start() < len(line) < m.end()):
                             best = sig
             if best is not None:
-                return best.id, text
-        return None, line
+                return best.id, text, soft
+        return None, line, soft
 
-    def _note_error(self, data: bytes, line_at: _LineCounter) -> None:
-        low = data.lower()
-        at = max(low.rfind(w) for w in _ERRORISH)
-        while at >= 0:
+    def _note_error(self, data: bytes, low: bytes, line_at: _LineCounter) -> None:
+        """Remember the block's last error-like line (the decisive line of an `unknown`); only
+        the last few candidates are looked at, so noisy logs stay linear."""
+        pos = {w: low.rfind(w) for w in _ERRORISH}
+        for _ in range(64):
+            at = max(pos.values())
+            if at < 0:
+                return
             start = data.rfind(b"\n", 0, at) + 1
-            end = data.find(b"\n", at)
-            line = normalize(
-                data[start : end if end >= 0 else len(data)].decode("utf-8", "replace")
-            )
-            if _ERRORISH_RE.search(line) and not line.startswith('{"probe"'):
+            stop = data.find(b"\n", at)
+            raw = data[start : stop if stop >= 0 else len(data)]
+            line = normalize(raw.decode("utf-8", "replace"))
+            # a signature's line is explained; an info/warning line is not a failure
+            sid, _, soft = self._match(raw, b"")
+            if sid is None and not soft and _ERRORISH_RE.search(line) and line[:8] != '{"probe"':
                 self.last_error = (self.lines_before + line_at(start), line)
                 return
-            at = max(low.rfind(w, 0, start) for w in _ERRORISH) if start > 0 else -1
+            for w, p in pos.items():
+                if p >= start:
+                    pos[w] = low.rfind(w, 0, start)
 
 
 class _LineCounter:
@@ -253,7 +296,9 @@ def _blocks(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, bytes]]:
             continue
         cut = pending.rfind(b"\n") + 1
         if cut == 0:
-            cut = len(pending)  # one huge line: split it anyway
+            if len(pending) < 16 * BLOCK:
+                continue
+            cut = len(pending)  # one huge line (a binary blob): split it anyway
         block, pending = pending[:cut], pending[cut:]
         if prev is not None:
             yield prev, block.split(b"\n", 1)[0]
@@ -273,23 +318,37 @@ def classify_chunks(
     signal: int | None = None,
     timed_out: bool = False,
 ) -> Verdict:
-    """The verdict on a log given as byte chunks (a file read in pieces)."""
+    """The verdict on a log given as byte chunks (a file read in pieces).
+
+    A signature seen only in warning lines (TF/absl I or W level, "Warning") is the cause only
+    when nothing failed after it: a later error no signature names makes the verdict `unknown`,
+    with the warned signature as secondary (a "driver too old" warning before a KeyError)."""
     scan = _Scan(_compiled(catalog))
     for data, nxt in _blocks(chunks):
         scan.block(data, nxt)
-    ranked = sorted(scan.first, key=lambda s: (-catalog.get(s).priority, scan.first[s][0]))
+
+    def rank(hits: dict[str, tuple[int, str]]) -> list[str]:
+        return sorted(hits, key=lambda s: (-catalog.get(s).priority, hits[s][0]))
+
+    strong, soft = rank(scan.strong), [s for s in rank(scan.soft) if s not in scan.strong]
+    if strong:  # something failed for sure: warnings before it compete on priority
+        scan.strong = {**{s: scan.soft[s] for s in soft}, **scan.strong}
+        strong, soft = rank(scan.strong), []
     if timed_out:
-        ranked.insert(0, TIMEOUT)
-    if ranked:
-        root = ranked[0]
-        line_no, text = scan.first.get(root, (None, None))
-        if text is None:
-            text = "the run did not finish in time (killed at the wall-clock limit)"
+        text = "the run did not finish in time (killed at the wall-clock limit)"
         return Verdict(
-            signature=root,
-            decisive_line=text,
-            line_no=line_no,
-            secondary=tuple(s for s in ranked[1:] if s != root),
+            signature=TIMEOUT, decisive_line=text, line_no=None, secondary=(*strong, *soft)
+        )
+    if strong:
+        line_no, text = scan.strong[strong[0]]
+        return Verdict(
+            signature=strong[0], decisive_line=text, line_no=line_no, secondary=(*strong[1:], *soft)
+        )
+    error = scan.last_error
+    if soft and (error is None or error[0] <= scan.soft[soft[0]][0]):
+        line_no, text = scan.soft[soft[0]]
+        return Verdict(
+            signature=soft[0], decisive_line=text, line_no=line_no, secondary=(*soft[1:],)
         )
     by_signal = next((s for s in catalog.signatures if signal in s.signals), None)
     if signal is not None and by_signal is not None:
@@ -298,12 +357,16 @@ def classify_chunks(
             signature=by_signal.id,
             decisive_line=f"killed by signal {signal} ({name})",
             line_no=None,
+            secondary=tuple(soft),
         )
-    if scan.last_error is None:
-        return Verdict(signature=UNKNOWN, decisive_line=None, line_no=None, fingerprint=None)
-    line_no, text = scan.last_error
+    if error is None:
+        return Verdict(signature=UNKNOWN, decisive_line=None, line_no=None, secondary=tuple(soft))
     return Verdict(
-        signature=UNKNOWN, decisive_line=text, line_no=line_no, fingerprint=fingerprint(text)
+        signature=UNKNOWN,
+        decisive_line=error[1],
+        line_no=error[0],
+        secondary=tuple(soft),
+        fingerprint=fingerprint(error[1]),
     )
 
 
