@@ -164,13 +164,10 @@ def cmd_build(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def _cells(
-    plan: Plan,
-    builder: Builder,
-    scenarios: Mapping[str, Scenario],
-    console: Console,
-    only: str | None = None,
+    loaded: Loaded, builder: Builder, console: Console, only: str | None = None
 ) -> tuple[list[tuple[Cell, str, str]], Execute]:
     """(cell, image, key) for every runnable cell, and how to run one: images built or reused."""
+    plan, scenarios, catalog = loaded.plan, loaded.scenarios, loaded.catalog
     gpu = plan.driver.version is not None
     work: list[tuple[Cell, str, str]] = []
     runs: dict[str, Callable[[], ProbeRun]] = {}
@@ -186,7 +183,8 @@ def _cells(
         assert lock is not None
         for cell in (c for c in plan.cells if c.stack == stack and only in (None, c.id)):
             scen = scenarios[cell.scenario]
-            work.append((cell, built.ref, cell_key(cell, built.ref, scen, plan.driver.to_json())))
+            key = cell_key(cell, built.ref, scen, plan.driver.to_json(), catalog.digest)
+            work.append((cell, built.ref, key))
             runs[cell.id] = partial(
                 _run_cell,
                 builder,
@@ -216,7 +214,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     builder = _builder(args, loaded.kb, loaded.root, console)
     results_dir = Path(args.results)
     write_plan(results_dir, plan)
-    work, execute = _cells(plan, builder, loaded.scenarios, console)
+    work, execute = _cells(loaded, builder, console)
     start = time.monotonic()
     results = run_cells(
         work,
@@ -253,7 +251,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
         )
     console = Console()
     builder = _builder(args, loaded.kb, loaded.root, console)
-    work, execute = _cells(plan, builder, loaded.scenarios, console, only=args.cell)
+    work, execute = _cells(loaded, builder, console, only=args.cell)
     if not work:
         raise HarnessError(
             f"{args.cell} is a cuda-flavour cell: it runs where nvidia/cuda can be pulled",
@@ -318,6 +316,26 @@ def cmd_diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
     else:
         sys.stdout.write(render_text(result))
     return 1 if result.signature == UNKNOWN else 0
+
+
+def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Journals (shards merge) -> reports/. Exit 1 on drift unless --allow-drift."""
+    from harness.report import write_all  # pandas and matplotlib: only for this command
+
+    matrix = parse_matrix(read_yaml(Path(args.matrix), display=args.matrix))
+    folder = Path(args.matrix).parent / matrix.scenarios_dir
+    catalog = read_catalog(folder / CATALOG, display=f"{folder}/{CATALOG}".removeprefix("./"))
+    results = [Path(r) for r in (args.results or ["reports/results"])]
+    for r in results:
+        if not (r / JOURNAL).is_file():
+            raise ConfigError(
+                f"no results journal in {r} (looked for {r / JOURNAL})",
+                where=argv_where(argv, "--results"),
+                help="run `harness run` first, or pass the folder it wrote with --results",
+            )
+    summary = write_all(results, Path(args.out), catalog=catalog.signatures, env=os.environ)
+    sys.stdout.write(summary.text())
+    return 1 if summary.drift and not args.allow_drift else 0
 
 
 def _verdict(d: Mapping[str, object]) -> str:
@@ -443,6 +461,24 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("log", nargs="?", default="-", metavar="LOG", help="a log file, or - (stdin)")
     d.add_argument("--format", default="text", choices=["text", "json"])
     d.set_defaults(func=cmd_diagnose)
+
+    p = sub.add_parser(
+        "report", help="journals -> COMPATIBILITY.md, SIGNATURES.md, HTML, CSV, JUnit"
+    )
+    p.add_argument("--matrix", default="matrix.yaml", metavar="PATH", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--results",
+        action="append",
+        metavar="DIR",
+        help="a results folder (repeatable: shards merge; default: reports/results)",
+    )
+    p.add_argument("--out", default="reports", metavar="DIR", help="where (default: reports)")
+    p.add_argument(
+        "--allow-drift",
+        action="store_true",
+        help="exit 0 even when an observed outcome differs from the expected one",
+    )
+    p.set_defaults(func=cmd_report)
 
     r = sub.add_parser("render", help="print a stack's Dockerfile and files (--dry-run of build)")
     _matrix_args(r)

@@ -1,9 +1,10 @@
 """Fault primitives -> what a backend does at run time. Pure: no scenario needs its own image.
 
 Paths in a scenario use placeholders resolved against the stack: {site} (the image's
-site-packages), {venv}, {cuda_major}, {python}. File faults become shell commands that a short
-root setup runs in the container's own writable layer (the image is untouched) before the probe
-drops to the unprivileged user: a file is always removed and recreated, never written in place.
+site-packages), {venv}, {cuda_major}, {other_cuda_major}, {python}. File faults become shell
+commands that a short root setup runs in the container's own writable layer (the image is
+untouched) before the probe drops to the unprivileged user: a file is always removed and
+recreated, never written in place.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ def placeholders(stack: Stack) -> dict[str, str]:
         "venv": VENV,
         "site": f"{VENV}/lib/python{stack.python}/site-packages",
         "cuda_major": stack.cuda.split(".")[0],
+        # the CUDA major whose wheels share folders with this one's (nvidia-*-cu12 vs -cu13)
+        "other_cuda_major": "12" if stack.cuda.split(".")[0] == "13" else "13",
         "python": stack.python,
     }
 
@@ -73,9 +76,9 @@ def run_spec(
                 target=f"{FAULT_MOUNTS}/{i}",
             )
             files.append(source)
-            if f.primitive == "replace":
-                q = shlex.quote(_arg(f, "path", values))
-                setup.append(f"rm -f {q} && cp {source.target} {q}")
+            if f.primitive == "replace":  # a file, or a folder for a member ending in '/'
+                q = shlex.quote(_arg(f, "path", values).rstrip("/"))
+                setup.append(f"rm -rf -- {q} && cp -R {source.target} {q}")
             elif f.primitive == "preload":
                 env["LD_PRELOAD"] = source.target
             else:

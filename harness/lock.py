@@ -258,7 +258,9 @@ def extract(cache: WheelCache, lock: Lock, pin: str, member: str) -> Path:
         found = [f.name for f in cache.dir.glob("*.whl") if wheel_identity(f.name) == want]
     if not found:
         raise LockError(f"{pin}: not in the wheel cache after download")
-    root = cache.dir.parent / "extracted" / found[0]
+    # One folder per member: a file taken earlier from a folder must not pass for the folder.
+    key = member.rstrip("/").replace("/", "__") + ("__dir" if member.endswith("/") else "")
+    root = cache.dir.parent / "extracted" / found[0] / key
     target = root / member.rstrip("/")
     if not target.exists():
         with zipfile.ZipFile(cache.dir / found[0]) as whl:

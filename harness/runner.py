@@ -151,7 +151,9 @@ def drifted(expected: Expectation, status: str, observed: Observed | None) -> bo
     )
 
 
-def cell_key(cell: Cell, image: str, scenario: Scenario, driver: str) -> str:
+def cell_key(cell: Cell, image: str, scenario: Scenario, driver: str, catalog: str) -> str:
+    """What a result depends on: the image, the faults, the expectation, the probe, the driver
+    and the signature catalog that judged it (`catalog`: its digest)."""
     h = hashlib.sha256()
     for part in (
         image,
@@ -159,6 +161,7 @@ def cell_key(cell: Cell, image: str, scenario: Scenario, driver: str) -> str:
         cell.expected.to_json(),
         PROBE_DIGEST,
         driver,
+        catalog,
     ):
         h.update(str(part).encode())
         h.update(b"\0")

@@ -54,6 +54,7 @@ _ERRORISH_RE = re.compile(r"(?i)(error|exception|fatal|abort(ed)?|failed|killed)
 class Catalog:
     signatures: tuple[Signature, ...]
     noise: tuple[Pattern, ...] = ()
+    digest: str = ""  # of the catalog file: a changed catalog re-judges cached runs
 
     def get(self, sid: str) -> Signature:
         return next(s for s in self.signatures if s.id == sid)
@@ -126,7 +127,9 @@ def parse_catalog(doc: Doc) -> Catalog:
 
 
 def read_catalog(path: Path, *, display: str | None = None) -> Catalog:
-    return parse_catalog(read_yaml(path, display=display))
+    catalog = parse_catalog(read_yaml(path, display=display))
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    return Catalog(signatures=catalog.signatures, noise=catalog.noise, digest=digest)
 
 
 # ---------------------------------------------------------------- lines

@@ -244,8 +244,19 @@ def torch_save_load(ctx):
     return {"max_abs_diff": err}
 
 
+def oom_factor():
+    """STACKMATRIX_PROBE_OOM=F: the memory stage asks for F times the device's memory (the
+    gpu-oom scenario); unset: a 64 MiB block."""
+    value = os.environ.get("STACKMATRIX_PROBE_OOM")
+    return float(value) if value else None
+
+
 def torch_memory(ctx):
     torch = torch_need_device(ctx)
+    factor = oom_factor()
+    if factor is not None:
+        total = torch.cuda.mem_get_info()[1]
+        torch.empty(int(total * factor), dtype=torch.uint8, device="cuda")
     block = torch.empty(64 * 1024 * 1024, dtype=torch.uint8, device="cuda")
     info = {
         "allocated": torch.cuda.memory_allocated(),
@@ -381,6 +392,11 @@ def tf_save_load(ctx):
 
 def tf_memory(ctx):
     tf = tf_need_device(ctx)
+    factor = oom_factor()
+    if factor is not None:
+        with tf.device("/GPU:0"):
+            total = ctx.get("device_memory") or 80 * 1024**3
+            tf.zeros([int(total * factor)], dtype=tf.uint8).numpy()
     info = tf.config.experimental.get_memory_info("GPU:0")
     return {
         "memory_growth": tf.config.experimental.get_memory_growth(

@@ -44,7 +44,7 @@ def test_another_versions_file_is_mounted_and_swapped_in() -> None:
     )
     [w] = s.wheel_files
     assert w.pin == "nvidia-cudnn-cu13==9.13.0.50" and w.target == "/faults/0"
-    assert s.setup == (f"rm -f {SITE}/lib.so.9 && cp /faults/0 {SITE}/lib.so.9",)
+    assert s.setup == (f"rm -rf -- {SITE}/lib.so.9 && cp -R /faults/0 {SITE}/lib.so.9",)
 
 
 def test_env_gpu_and_memory() -> None:

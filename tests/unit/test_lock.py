@@ -86,3 +86,22 @@ def test_committed_locks_are_complete(path: Path) -> None:
     names = [w.name for w in lock.wheels]
     assert len(names) == len(set(names)), "one wheel per distribution"
     assert json.loads(path.read_text())["total_bytes"] == lock.total_bytes
+
+
+def test_a_folder_is_extracted_whole_after_one_of_its_files(tmp_path: Path) -> None:
+    """The conflicting-installs fault takes a wheel's whole lib folder; an earlier fault took
+    one file from it. Each member gets its own extraction, so the folder is complete."""
+    import zipfile
+
+    from harness.lock import extract
+
+    cache = WheelCache(tmp_path)
+    with zipfile.ZipFile(cache.dir / "nvidia_cudnn_cu12-9.13.0.50-py3-none-any.whl", "w") as z:
+        z.writestr("nvidia/cudnn/lib/libcudnn.so.9", b"shim")
+        z.writestr("nvidia/cudnn/lib/libcudnn_graph.so.9", b"graph")
+    lock = read_lock(next((ROOT / "images" / "locks").glob("torch-*.json")))
+    pin = "nvidia-cudnn-cu12==9.13.0.50"
+    one = extract(cache, lock, pin, "nvidia/cudnn/lib/libcudnn_graph.so.9")
+    assert one.read_bytes() == b"graph"
+    folder = extract(cache, lock, pin, "nvidia/cudnn/lib/")
+    assert sorted(p.name for p in folder.iterdir()) == ["libcudnn.so.9", "libcudnn_graph.so.9"]

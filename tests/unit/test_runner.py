@@ -56,7 +56,9 @@ def import_failure() -> ProbeRun:
             "seconds": 0,
             "error": {
                 "type": "ImportError",
-                "message": "libcudnn.so.9: cannot open shared object file: No such file or directory",
+                "message": (
+                    "libcudnn.so.9: cannot open shared object file: No such file or directory"
+                ),
             },
         }
     )

@@ -1,0 +1,78 @@
+"""`harness diagnose`: a log in, the signature, fix and reproducing cells out; exit 0/1/2."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from tests.conftest import ROOT
+from tests.unit.golden import check_golden
+
+LOGS = ROOT / "tests" / "fixtures" / "logs"
+MATRIX = str(ROOT / "matrix.yaml")
+
+
+def diagnose(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["diagnose", "--matrix", MATRIX, *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_known_failure_names_signature_fix_and_cells(capsys: pytest.CaptureFixture[str]) -> None:
+    log = next(LOGS.glob("cudnn_version_mismatch__*.log"))
+    code, out, _ = diagnose(capsys, str(log), "--format", "json")
+    assert code == 0
+    got = json.loads(out)
+    assert set(got) >= {
+        "signature", "title", "cause", "fix", "stage", "decisive_line", "secondary", "reproduce"
+    }  # fmt: skip
+    assert got["signature"] == "cudnn_version_mismatch"
+    assert got["reproduce"], "the smoke profile has cells that show a cuDNN mismatch"
+    for r in got["reproduce"]:
+        assert r["command"] == f"nox -s reproduce -- {r['cell']}"
+        assert r["cell"].split("/")[1] in {p.stem for p in (ROOT / "scenarios").glob("*.yaml")}
+
+
+def test_text_output_is_stable(capsys: pytest.CaptureFixture[str]) -> None:
+    log = LOGS / "cuda_runtime_missing__tf21-libcudart-10-1-cudart-stub-noise.log"
+    code, out, _ = diagnose(capsys, str(log))
+    assert code == 0
+    check_golden(ROOT / "tests" / "fixtures" / "diagnose" / "cudart-missing.txt", out)
+
+
+def test_standard_input_and_an_unknown_failure(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = b"Epoch 1/3\nValueError: shapes (3, 4) and (5, 6) not aligned\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text)))
+    code, out, _ = diagnose(capsys, "-", "--format", "json")
+    got = json.loads(out)
+    assert code == 1
+    assert got["signature"] == "unknown" and got["fingerprint"]
+    assert got["decisive_line"] == "ValueError: shapes (3, 4) and (5, 6) not aligned"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "error: cannot read {path}: No such file or directory"),
+        (b"", "error: {path} is empty"),
+        (b"\n  \n", "error: {path} is empty"),
+        (bytes(range(256)) * 8, "error: {path} is not a text log (binary data in its first"),
+    ],
+)
+def test_bad_input_is_exit_2_with_a_clear_message(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes | None, message: str
+) -> None:
+    path = tmp_path / "run.log"
+    if content is not None:
+        path.write_bytes(content)
+    code, out, err = diagnose(capsys, str(path))
+    assert code == 2 and out == ""
+    assert message.format(path=path) in err.splitlines()[0]
+    assert err.splitlines()[1].startswith("help: ")
+    assert "Traceback" not in err
