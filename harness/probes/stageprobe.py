@@ -93,6 +93,18 @@ def cudnn_api(ctx):
     lib.cudnnGetVersion.restype = ctypes.c_size_t
     details["version"] = int(lib.cudnnGetVersion())
     failures = []
+    # The CUDA a cuDNN build is for (no GPU needed): nvidia-cudnn-cu12 and -cu13 unpack into
+    # the same folder, and a framework on CUDA 12 cannot use a cuDNN built for CUDA 13.
+    lib.cudnnGetCudartVersion.restype = ctypes.c_size_t
+    cudart = int(lib.cudnnGetCudartVersion())
+    details["cudart_version"] = cudart
+    framework_cuda = str(ctx.get("cuda") or "")
+    if framework_cuda and cudart // 1000 != int(framework_cuda.split(".", maxsplit=1)[0]):
+        built = f"{cudart // 1000}.{cudart % 1000 // 10}"
+        failures.append(
+            f"cuDNN version mismatch: {path} is built for CUDA {built} (cudnnGetCudartVersion"
+            f" {cudart}), the framework for CUDA {framework_cuda}"
+        )
     calls = (
         ("ops", "cudnnCreateTensorDescriptor", "cudnnDestroyTensorDescriptor"),
         ("cnn", "cudnnCreateConvolutionDescriptor", "cudnnDestroyConvolutionDescriptor"),
@@ -148,6 +160,7 @@ def torch_build_info(ctx):
         "built_cuda": torch.version.cuda,
         "cudnn_enabled_in_build": torch.backends.cudnn.is_available(),
     }
+    ctx["cuda"] = torch.version.cuda
     # version() runs torch's own runtime-vs-compiled check and loads the cuDNN library.
     info["cudnn_runtime"] = torch.backends.cudnn.version()
     cudnn = getattr(torch._C, "_cudnn", None)
@@ -296,6 +309,7 @@ def tf_imp(ctx):
 def tf_build_info(ctx):
     tf = ctx["tf"]
     info = dict(tf.sysconfig.get_build_info())
+    ctx["cuda"] = info.get("cuda_version")
     info["loaded"] = loaded_libraries()
     return {k: info[k] for k in sorted(info)}
 
