@@ -1,0 +1,498 @@
+"""The published report from a small journal and plan: golden Markdown, escaping, shard merge,
+completeness, the diff between two reports, JUnit, the CI step summary."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.errors import ConfigError
+from harness.journal import append
+from harness.model import (
+    Evidence,
+    Expectation,
+    Observed,
+    Outcome,
+    Pattern,
+    RunResult,
+    Signature,
+    Stage,
+    Where,
+)
+from harness.report import ReportSummary, parse_cell_id, reproduce_command, write_all
+from harness.report_md import md
+from tests.conftest import FIXTURES
+from tests.unit.golden import check_golden
+
+GOLDEN = FIXTURES / "report"
+T1 = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline"
+T2 = "torch-2.15.0_cu13.2_cudnn9.13_py3.11_offline"
+TF = "tensorflow-2.21.0_cu12.5_cudnn9.3_py3.11_offline"
+PASS = Expectation(outcome=Outcome.PASS)
+NO_CUDNN = Expectation(outcome=Outcome.FAIL, signature="cudnn_missing", stage=Stage.IMPORT)
+OLDER = Expectation(outcome=Outcome.FAIL, signature="cudnn_version_mismatch", stage=Stage.CUDNN_API)
+EXPECTED = {"baseline": PASS, "missing-cudnn": NO_CUDNN, "cudnn-older-runtime": OLDER}
+SCRIPT_LINE = "OSError: libcudnn.so.9: cannot open <script>alert(1)</script> & \x1b[31mgone\x1b[0m"
+
+
+def signature(sid: str, title: str, stage: Stage | None) -> Signature:
+    return Signature(
+        id=sid,
+        title=title,
+        stage=stage,
+        patterns=(Pattern(regex=sid, needle=sid),),
+        signals=(),
+        cause=f"The cause of {title.lower()}; a <b>tag</b> | a pipe.",
+        fix=("Install the matching library.", "Run `nox -s reproduce -- <cell>` again."),
+        frameworks=("torch", "tensorflow"),
+        priority=10,
+        sources=("https://docs.nvidia.com/deeplearning/cudnn/", "scenarios/missing-cudnn.yaml"),
+        where=Where("scenarios/signatures.yaml", 4, 5),
+    )
+
+
+CATALOG = (
+    signature("cudnn_missing", "cuDNN library not found", Stage.IMPORT),
+    signature("cudnn_version_mismatch", "cuDNN older than the build", Stage.CUDNN_API),
+    signature("cuda_runtime_missing", "CUDA runtime library not found", Stage.IMPORT),
+    signature("corrupt_library", "A truncated shared library", None),
+)
+
+
+def observed(
+    outcome: Outcome,
+    sig: str | None = None,
+    stage: Stage | None = None,
+    line: str | None = None,
+    secondary: tuple[str, ...] = (),
+) -> Observed:
+    code = 0 if outcome is Outcome.PASS else 1
+    return Observed(
+        outcome=outcome,
+        stage=stage,
+        decisive_line=line,
+        exit_code=code,
+        signal=None,
+        signature=sig,
+        secondary=secondary,
+    )
+
+
+def result(
+    cell: str, status: str, seen: Observed | None, *, drift: bool = False, **kw: Any
+) -> dict[str, Any]:
+    scenario = cell.rsplit("/", 1)[1]
+    rec = RunResult(
+        cell=cell,
+        key="k-" + cell,
+        backend="docker",
+        status=status,
+        expected=EXPECTED[scenario],
+        observed=seen,
+        drift=drift,
+        evidence=Evidence.CPU,
+        started=kw.pop("started", "2025-06-01T10:00:00+00:00"),
+        seconds=kw.pop("seconds", 4.25),
+        image=f"stackmatrix/stack:{cell.split('/', 1)[0]}-0123456789ab",
+        error=kw.pop("error", None),
+    ).to_json()
+    return {**rec, "driver": None, "gpu": None, **kw}
+
+
+def shard_one() -> list[dict[str, Any]]:
+    late = "2025-06-01T12:00:00+00:00"
+    return [
+        result(f"{T1}/baseline", "passed", observed(Outcome.PASS)),
+        result(
+            f"{T1}/missing-cudnn",
+            "failed",
+            observed(Outcome.FAIL, "cudnn_missing", Stage.IMPORT, SCRIPT_LINE),
+        ),
+        result(f"{T1}/cudnn-older-runtime", "passed", observed(Outcome.PASS), drift=True),
+        result(f"{T2}/baseline", "interrupted", None, drift=True),
+        result(f"{T2}/missing-cudnn", "interrupted", None, drift=True, started=late),
+    ]
+
+
+def shard_two() -> list[dict[str, Any]]:
+    late = "2025-06-01T11:00:00+00:00"
+    timeout = Observed(
+        outcome=Outcome.FAIL,
+        stage=Stage.CUDNN_API,
+        decisive_line=None,
+        exit_code=None,
+        signal=None,
+        signature="timeout",
+    )
+    tf_line = "ImportError: libcudart.so.12: cannot open shared object file | No such file"
+    return [
+        result(f"{T2}/baseline", "passed", observed(Outcome.PASS), started=late),
+        result(
+            f"{T2}/missing-cudnn",
+            "failed",
+            observed(Outcome.FAIL, "cudnn_missing", Stage.IMPORT, "libcudnn.so.9 missing"),
+        ),
+        result(f"{T2}/cudnn-older-runtime", "timeout", timeout, drift=True, seconds=600.0),
+        result(
+            f"{TF}/baseline",
+            "errored",
+            None,
+            drift=True,
+            error="Traceback (most recent call last):\n  ...\nRuntimeError: engine <gone> & out",
+        ),
+        result(
+            f"{TF}/missing-cudnn",
+            "failed",
+            observed(
+                Outcome.FAIL, "cuda_runtime_missing", Stage.IMPORT, tf_line, ("cudnn_missing",)
+            ),
+            drift=True,
+        ),
+    ]
+
+
+def journal(folder: Path, records: list[dict[str, Any]], plan: bool = False) -> Path:
+    for rec in records:
+        append(folder, rec)
+    if plan:
+        shutil.copy(GOLDEN / "plan.json", folder / "plan.json")
+    return folder
+
+
+@pytest.fixture
+def shards(tmp_path: Path) -> list[Path]:
+    return [
+        journal(tmp_path / "results-1", shard_one(), plan=True),
+        journal(tmp_path / "results-2", shard_two()),
+    ]
+
+
+def report(results: list[Path], out: Path, env: dict[str, str] | None = None) -> ReportSummary:
+    return write_all(results, out, catalog=CATALOG, env=env or {})
+
+
+def csv_rows(out: Path) -> dict[str, dict[str, str]]:
+    text = (out / "results.csv").read_text(encoding="utf-8")
+    return {r["cell"]: r for r in csv.DictReader(io.StringIO(text))}
+
+
+# ---------------------------------------------------------------- golden
+
+
+@pytest.mark.parametrize("name", ["COMPATIBILITY.md", "SIGNATURES.md", "DIFF.md"])
+def test_markdown_golden(name: str, shards: list[Path], tmp_path: Path) -> None:
+    report(shards, tmp_path / "out")
+    check_golden(GOLDEN / name, (tmp_path / "out" / name).read_text(encoding="utf-8"))
+
+
+def test_step_summary_is_appended_and_golden(shards: list[Path], tmp_path: Path) -> None:
+    step = tmp_path / "step_summary.md"
+    step.write_text("earlier step", encoding="utf-8")
+    summary = report(shards, tmp_path / "out", {"GITHUB_STEP_SUMMARY": str(step)})
+    text = step.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n## stackmatrix report\n")
+    check_golden(GOLDEN / "step_summary.md", text.removeprefix("earlier step\n"))
+    assert summary.paths[-1] == step
+
+
+def test_no_step_summary_without_the_variable(shards: list[Path], tmp_path: Path) -> None:
+    summary = report(shards, tmp_path / "out")
+    assert {p.parent for p in summary.paths} == {tmp_path / "out"}
+    names = {"COMPATIBILITY.md", "SIGNATURES.md", "index.html", "results.csv", "junit.xml"}
+    assert {p.name for p in summary.paths} == {*names, "DIFF.md", "report.json"}
+
+
+# ---------------------------------------------------------------- merge and completeness
+
+
+def test_shards_merge_latest_record_wins(shards: list[Path], tmp_path: Path) -> None:
+    summary = report(shards, tmp_path / "out")
+    rows = csv_rows(tmp_path / "out")
+    assert len(rows) == 9
+    assert rows[f"{T2}/baseline"]["status"] == "passed"  # a later pass beats an interruption
+    assert rows[f"{T2}/missing-cudnn"]["status"] == "interrupted"  # last is last, even this
+    assert rows[f"{TF}/cudnn-older-runtime"]["status"] == "not-run"
+    assert rows[f"{TF}/cudnn-older-runtime"]["evidence_level"] == "predicted"
+    c = summary.counts
+    assert (c.cells, c.passed, c.failed_as_expected, c.drift) == (9, 2, 1, 2)
+    assert (c.timeout, c.errored, c.interrupted, c.predicted) == (1, 1, 1, 1)
+    assert summary.drift == (f"{TF}/missing-cudnn", f"{T1}/cudnn-older-runtime")
+
+
+def test_same_start_time_later_file_order_wins(tmp_path: Path) -> None:
+    first = result(f"{T1}/baseline", "interrupted", None, drift=True)
+    again = result(f"{T1}/baseline", "passed", observed(Outcome.PASS))
+    report([journal(tmp_path / "a", [first]), journal(tmp_path / "b", [again])], tmp_path / "o1")
+    assert csv_rows(tmp_path / "o1")[f"{T1}/baseline"]["status"] == "passed"
+    report([tmp_path / "b", tmp_path / "a"], tmp_path / "o2")
+    assert csv_rows(tmp_path / "o2")[f"{T1}/baseline"]["status"] == "interrupted"
+
+
+def test_plan_with_cells_left_is_partial(shards: list[Path], tmp_path: Path) -> None:
+    summary = report(shards, tmp_path / "out")
+    assert summary.partial is True
+    assert (summary.finished, summary.planned) == (6, 9)
+    text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    assert "PARTIAL: 6 of 9 cells have results" in text
+
+
+def test_without_a_plan_completeness_is_unknown(tmp_path: Path) -> None:
+    summary = report([journal(tmp_path / "r", shard_one())], tmp_path / "out")
+    assert summary.partial is None and summary.planned is None
+    text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    assert "completeness unknown (no plan.json): 3 cells finished" in text
+
+
+def test_every_planned_cell_finished_is_complete(tmp_path: Path) -> None:
+    records = [
+        result(f"{s}/{n}", "passed", observed(Outcome.PASS), drift=n != "baseline")
+        for s in (T1, T2, TF)
+        for n in EXPECTED
+    ]
+    summary = report([journal(tmp_path / "r", records, plan=True)], tmp_path / "out")
+    assert summary.partial is False
+    assert "COMPLETE: 9 of 9" in summary.text()
+
+
+def test_a_plan_alone_predicts_every_cell(tmp_path: Path) -> None:
+    (tmp_path / "r").mkdir()
+    shutil.copy(GOLDEN / "plan.json", tmp_path / "r" / "plan.json")
+    summary = report([tmp_path / "r"], tmp_path / "out")
+    assert (summary.partial, summary.finished, summary.counts.predicted) == (True, 0, 9)
+    text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    assert "- **newest result**: no results\n" in text
+    assert "[fail: cudnn_missing @ import](" in text
+
+
+def test_a_bad_plan_is_a_user_error_with_its_path(tmp_path: Path) -> None:
+    journal(tmp_path / "r", shard_one())
+    (tmp_path / "r" / "plan.json").write_text('{"cells": [{"id": "x"}]}', encoding="utf-8")
+    with pytest.raises(ConfigError, match="not a plan") as err:
+        report([tmp_path / "r"], tmp_path / "out")
+    assert err.value.where is not None and err.value.where.file.endswith("plan.json")
+
+
+def test_missing_results_folder_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        report([tmp_path / "nowhere"], tmp_path / "out")
+
+
+def test_empty_results_folder_is_a_user_error(tmp_path: Path) -> None:
+    (tmp_path / "r").mkdir()
+    with pytest.raises(ConfigError, match=r"no results and no plan\.json"):
+        report([tmp_path / "r"], tmp_path / "out")
+
+
+# ---------------------------------------------------------------- HTML
+
+
+def test_html_escapes_everything_from_the_data(shards: list[Path], tmp_path: Path) -> None:
+    report(shards, tmp_path / "out")
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; gone" in page
+    assert "<script>alert" not in page
+    assert "engine &lt;gone&gt; &amp; out" in page  # an errored cell shows its exception
+    assert page.count("<script>") == 1  # the filters, nothing else
+
+
+def test_html_is_self_contained_with_an_anchor_per_cell(shards: list[Path], tmp_path: Path) -> None:
+    report(shards, tmp_path / "out")
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    assert "<link" not in page
+    ids = re.findall(r'<tr id="([^"]+)"', page)
+    assert sorted(ids) == sorted(csv_rows(tmp_path / "out"))
+    png = re.search(r'src="data:image/png;base64,([^"]+)"', page)
+    assert png and base64.b64decode(png.group(1)).startswith(b"\x89PNG\r\n\x1a\n")
+    for attr in ("data-fw", "data-sig", "data-k"):
+        assert f'{attr}="' in page
+    assert '<option value="cudnn_missing">cudnn_missing: cuDNN library not found</option>' in page
+
+
+def test_markdown_links_point_at_the_html_anchors(shards: list[Path], tmp_path: Path) -> None:
+    report(shards, tmp_path / "out")
+    md = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    targets = set(re.findall(r"\(index\.html#([^)]+)\)", md))
+    assert len(targets) == 9
+    assert all(f'<tr id="{t}"' in page for t in targets)
+
+
+# ---------------------------------------------------------------- JUnit and CSV
+
+
+def test_junit_one_testcase_per_cell(shards: list[Path], tmp_path: Path) -> None:
+    report(shards, tmp_path / "out")
+    root = ET.parse(tmp_path / "out" / "junit.xml").getroot()
+    cases = root.findall("./testsuite/testcase")
+    assert len(cases) == 9
+    kinds = {(c.get("classname"), c.get("name")): [e.tag for e in c] for c in cases}
+    assert kinds[(T1, "missing-cudnn")] == []  # failed as expected: a pass
+    assert kinds[(T1, "cudnn-older-runtime")] == ["failure"]  # drift
+    assert kinds[(T2, "cudnn-older-runtime")] == ["failure"]  # timeout
+    assert kinds[(TF, "baseline")] == ["error"]
+    assert kinds[(T2, "missing-cudnn")] == ["skipped"]  # interrupted
+    assert kinds[(TF, "cudnn-older-runtime")] == ["skipped"]  # not run
+    suite = root.find("testsuite")
+    assert suite is not None
+    assert [suite.get(a) for a in ("tests", "failures", "errors", "skipped")] == [
+        "9",
+        "3",
+        "1",
+        "2",
+    ]
+    drift = next(c for c in cases if (c.get("classname"), c.get("name")) == (TF, "missing-cudnn"))
+    failure = drift.find("failure")
+    assert failure is not None
+    assert failure.get("message") == (
+        "expected fail: cudnn_missing @ import, observed fail: cuda_runtime_missing @ import "
+        "(exit code 1)"
+    )
+
+
+def test_junit_survives_control_characters(tmp_path: Path) -> None:
+    line = "boom \x00\x1b[1m<&>\x07 \ud800 end"
+    rec = result(
+        f"{T1}/baseline",
+        "failed",
+        observed(Outcome.FAIL, "corrupt_library", Stage.IMPORT, line),
+        drift=True,
+    )
+    report([journal(tmp_path / "r", [rec])], tmp_path / "out")
+    failure = ET.parse(tmp_path / "out" / "junit.xml").getroot().find(".//failure")
+    assert failure is not None and failure.text is not None
+    assert failure.text == "boom <&> \ufffd end"
+
+
+def test_csv_has_one_row_per_cell_and_the_columns(shards: list[Path], tmp_path: Path) -> None:
+    report(shards, tmp_path / "out")
+    rows = csv_rows(tmp_path / "out")
+    row = rows[f"{T1}/missing-cudnn"]
+    assert row["framework"] == "torch" and row["stack"] == T1 and row["scenario"] == "missing-cudnn"
+    assert row["expected_signature"] == row["observed_signature"] == "cudnn_missing"
+    assert row["observed_decisive_line"].endswith("& gone")  # terminal colours dropped
+    assert row["observed_exit_code"] == "1" and row["evidence_level"] == "cpu-verified"
+    assert row["drift"] == "False" and row["seconds"] == "4.25"
+    assert set(row) >= {"backend", "started", "driver", "gpu", "expected_outcome", "observed_stage"}
+
+
+def test_driver_gpu_and_secondary_fields(tmp_path: Path) -> None:
+    gpu = "NVIDIA H100 80GB HBM3"
+    seen = observed(Outcome.FAIL, "cudnn_missing", Stage.IMPORT, "x", ("a", "b"))
+    records = [
+        result(f"{T1}/missing-cudnn", "failed", seen, driver="580.65.06", gpu=gpu),
+        # the top-level spelling of the secondary signatures wins where a record has it
+        result(f"{T2}/missing-cudnn", "failed", seen, verdict_secondary=["c"], gpu=gpu),
+    ]
+    report([journal(tmp_path / "r", records)], tmp_path / "out")
+    rows = csv_rows(tmp_path / "out")
+    assert rows[f"{T1}/missing-cudnn"]["verdict_secondary"] == "a;b"
+    assert rows[f"{T2}/missing-cudnn"]["verdict_secondary"] == "c"
+    assert rows[f"{T1}/missing-cudnn"]["driver"] == "580.65.06"
+    text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    assert f"- **driver**: 580.65.06\n- **GPU**: {gpu}\n" in text
+
+
+# ---------------------------------------------------------------- diff
+
+
+def test_diff_against_the_previous_report(tmp_path: Path) -> None:
+    first = journal(tmp_path / "r1", shard_one() + shard_two(), plan=True)
+    summary = report([first], tmp_path / "out")
+    assert summary.diff.previous is False
+    assert "No previous report" in (tmp_path / "out" / "DIFF.md").read_text(encoding="utf-8")
+
+    late = "2025-06-02T09:00:00+00:00"
+    later = [
+        # was a pass: now a drift
+        result(
+            f"{T1}/baseline",
+            "failed",
+            observed(Outcome.FAIL, "cudnn_missing", Stage.IMPORT),
+            drift=True,
+            started=late,
+        ),
+        # was a drift: now as expected
+        result(
+            f"{T1}/cudnn-older-runtime",
+            "failed",
+            observed(Outcome.FAIL, "cudnn_version_mismatch", Stage.CUDNN_API),
+            started=late,
+        ),
+        # still a drift, another signature
+        result(
+            f"{TF}/missing-cudnn",
+            "failed",
+            observed(Outcome.FAIL, "corrupt_library", Stage.IMPORT),
+            drift=True,
+            started=late,
+        ),
+        # a new cell, failing
+        {
+            **result(f"{T1}/baseline", "failed", observed(Outcome.FAIL), drift=True, started=late),
+            "cell": f"{T1}/corrupt-library",
+        },
+    ]
+    kept = [r for r in shard_one() + shard_two() if r["cell"] != f"{TF}/baseline"]
+    second = journal(tmp_path / "r2", kept + later)  # no plan: the predicted cell goes too
+    d = report([second], tmp_path / "out").diff
+    assert d.previous is True
+    assert d.new_failures == (f"{T1}/baseline", f"{T1}/corrupt-library")
+    assert d.fixed == (f"{T1}/cudnn-older-runtime",)
+    assert [(c.cell, c.before, c.after) for c in d.changed] == [
+        (
+            f"{TF}/missing-cudnn",
+            "fail: cuda_runtime_missing @ import",
+            "fail: corrupt_library @ import",
+        )
+    ]
+    assert d.added == (f"{T1}/corrupt-library",)
+    assert d.removed == (f"{TF}/baseline", f"{TF}/cudnn-older-runtime")
+    text = (tmp_path / "out" / "DIFF.md").read_text(encoding="utf-8")
+    assert "## New failures (2)" in text and "## Removed cells (2)" in text
+    assert "fail: cuda_runtime_missing @ import → fail: corrupt_library @ import" in text
+    check_golden(GOLDEN / "DIFF.second.md", text)
+
+
+def test_damaged_snapshot_only_loses_the_diff(shards: list[Path], tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "report.json").write_text("{not json", encoding="utf-8")
+    assert report(shards, tmp_path / "out").diff.previous is False
+
+
+# ---------------------------------------------------------------- cell ids
+
+
+def test_markdown_text_is_escaped_outside_code_spans() -> None:
+    assert md("a <b> | c & d") == "a &lt;b&gt; \\| c &amp; d"
+    assert md("run `nox -- <cell>` | x") == "run `nox -- <cell>` \\| x"
+    assert md("two\nlines") == "two lines"
+
+
+def test_parse_cell_id() -> None:
+    n = parse_cell_id(f"{T1}/missing-cudnn")
+    assert (n.stack, n.scenario, n.framework) == (T1, "missing-cudnn", "torch")
+    assert (n.version, n.cuda, n.cudnn, n.python, n.base) == (
+        "2.15.0",
+        "13.2",
+        "9.26",
+        "3.11",
+        "offline",
+    )
+    odd = parse_cell_id("jax-nightly/baseline")
+    assert (odd.stack, odd.scenario, odd.framework, odd.cuda) == (
+        "jax-nightly",
+        "baseline",
+        "jax",
+        "?",
+    )
+    assert parse_cell_id("lonely").scenario == ""
+    assert reproduce_command(f"{T1}/baseline") == f"nox -s reproduce -- {T1}/baseline"
