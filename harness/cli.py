@@ -10,7 +10,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -24,8 +24,8 @@ from harness.diagnose import checked_chunks, diagnosis, render_text, reproducers
 from harness.errors import ConfigError, HarnessError, choice_help
 from harness.journal import JOURNAL, atomic_write
 from harness.loader import read_yaml
-from harness.lock import cache_root, read_lock
-from harness.matrix import expand, parse_matrix, shard
+from harness.lock import WheelCache, cache_root, host_lock, read_lock
+from harness.matrix import cells_for, expand, parse_matrix, shard
 from harness.model import Cell, DriverTarget, Lock, Plan, Scenario, Stack, Where
 from harness.plan import FORMATS, render
 from harness.render import cuda_base_ref, image_spec, read_templates
@@ -206,21 +206,78 @@ def _run_cell(
     return probe_run(builder.backend, spec, mounts)
 
 
+def _local_cells(
+    loaded: Loaded, args: argparse.Namespace, console: Console
+) -> tuple[Plan, list[tuple[Cell, str, str]], Execute]:
+    """--backend local: each stack's venv from its lock (or the --python interpreter's stack)."""
+    from harness.backends.local import LocalBackend
+
+    env = os.environ
+    backend = LocalBackend(root=cache_root(env), env=env)
+    for name in backend.sweep():
+        console.step("sweep", f"removed {name}, left by a harness process that was killed")
+    cache = WheelCache(cache_root(env))
+    plan, gpu = loaded.plan, loaded.plan.driver.version is not None
+    images: dict[Stack, tuple[str, Lock]] = {}
+    if args.python:
+        image, stack = backend.use_python(Path(args.python))
+        chosen = sorted({c.scenario for c in plan.cells})
+        scens = [loaded.scenarios[s] for s in chosen]
+        cells = cells_for(stack, scens, loaded.kb, plan.driver)
+        plan = replace(plan, cells=tuple(cells))
+        images[stack] = (image, host_lock(stack))
+    for stack, _ in group(plan):
+        if stack in images:
+            continue
+        if stack.base != "offline":
+            console.step("run", f"{stack.slug}: not run locally (its CUDA comes from the image)")
+            continue
+        lock = read_lock(loaded.root / "images" / "locks" / f"{stack.slug}.json")
+        if lock is None:
+            raise HarnessError(
+                f"no lock for {stack.slug} in images/locks/",
+                help="`harness build --stack SLUG --relock` on a machine with Docker writes it",
+            )
+        console.step("venv", f"{stack.slug}: {backend.ensure_venv(lock, cache)}")
+        images[stack] = (backend.ensure_venv(lock, cache), lock)
+    work, runs = [], {}
+    for cell in plan.cells:
+        if cell.stack not in images:
+            continue
+        image, lock = images[cell.stack]
+        scen = loaded.scenarios[cell.scenario]
+        key = cell_key(cell, image, scen, plan.driver.to_json(), loaded.catalog.digest)
+        work.append((cell, image, key))
+        spec, mounts = prepare(
+            stack=cell.stack, image=image, scenario=scen, lock=lock, cache=cache, gpu=gpu
+        )
+        runs[cell.id] = partial(probe_run, backend, spec, mounts)
+    return plan, work, lambda cell: runs[cell.id]()
+
+
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    """Build (or reuse) each stack's image, then run its cells; results go to the journal."""
+    """Build (or reuse) each stack's image (or venv), then run its cells into the journal."""
     loaded = load(args, argv)
     plan = loaded.plan
     console = Console()
-    builder = _builder(args, loaded.kb, loaded.root, console)
     results_dir = Path(args.results)
+    if args.backend == "local":
+        plan, work, execute = _local_cells(loaded, args, console)
+    else:
+        if args.python:
+            raise ConfigError(
+                "--python needs --backend local",
+                where=argv_where(argv, "--python"),
+                help="add --backend local (Docker runs use the stack's image)",
+            )
+        work, execute = _cells(loaded, _builder(args, loaded.kb, loaded.root, console), console)
     write_plan(results_dir, plan)
-    work, execute = _cells(loaded, builder, console)
     start = time.monotonic()
     results = run_cells(
         work,
         execute,
         results=results_dir,
-        backend="docker",
+        backend=args.backend,
         console=console,
         catalog=loaded.catalog,
     )
@@ -436,7 +493,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="the results journal folder (default: reports/results)",
     )
-    u.add_argument("--backend", default="docker", choices=["docker"])
+    u.add_argument(
+        "--backend",
+        default="docker",
+        choices=["docker", "local"],
+        help="docker (default), or local: no Docker, each stack in a venv from its lock",
+    )
+    u.add_argument(
+        "--python",
+        metavar="PATH",
+        help="with --backend local: run the profile's scenarios on this interpreter's stack",
+    )
     u.add_argument(
         "--allow-drift",
         action="store_true",

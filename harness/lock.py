@@ -21,7 +21,7 @@ from pathlib import Path
 from harness import proc
 from harness.errors import HarnessError
 from harness.journal import atomic_write
-from harness.model import Lock, LockedWheel
+from harness.model import Lock, LockedWheel, Stack
 
 RESOLVE_TIMEOUT = 3600.0
 _PIP_SOURCES = frozenset(
@@ -282,3 +282,18 @@ def extract(cache: WheelCache, lock: Lock, pin: str, member: str) -> Path:
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def host_lock(stack: Stack) -> Lock:
+    """A lock with no wheels, for an interpreter found on this machine (`--python`): what fault
+    wheels are fetched for (PyPI, its Python, this host's glibc)."""
+    libc = os.confstr("CS_GNU_LIBC_VERSION") or "glibc 2.17"
+    return Lock(
+        slug=stack.slug,
+        requirements=(),
+        overrides=(),
+        index="https://pypi.org/simple",
+        python=stack.python,
+        platforms=platforms(libc.split()[-1]),
+        wheels=(),
+    )

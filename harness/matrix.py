@@ -14,7 +14,7 @@ from typing import Any
 
 from harness import compat
 from harness.compat import Knowledge
-from harness.errors import ConfigError, choice_help
+from harness.errors import ConfigError, HarnessError, choice_help
 from harness.loader import Doc
 from harness.model import (
     Cell,
@@ -423,23 +423,47 @@ def expand(
     for stack in sorted(unique, key=stack_order):
         variant = unique[stack].variant
         assert variant is not None  # the published-variant filter ran
-        for scen in chosen:
-            if stack.framework not in scen.frameworks:
-                continue
-            d = compat.expect(stack, scen, variant, driver, kb)
-            cells.append(
-                Cell(
-                    id=f"{stack.slug}/{scen.id}",
-                    stack=stack,
-                    scenario=scen.id,
-                    expected=d.expected,
-                    evidence=driver.evidence,
-                    because=d.because,
-                    checks=d.checks,
-                )
-            )
+        cells += _cells_of(stack, variant, chosen, driver, kb)
     _check_unique(cells, p)
     return Plan(profile=p.name, driver=driver, cells=tuple(cells), removals=tuple(removals))
+
+
+def _cells_of(
+    stack: Stack, variant: Variant, chosen: Sequence[Scenario], driver: DriverTarget, kb: Knowledge
+) -> list[Cell]:
+    cells = []
+    for scen in chosen:
+        if stack.framework not in scen.frameworks:
+            continue
+        d = compat.expect(stack, scen, variant, driver, kb)
+        cells.append(
+            Cell(
+                id=f"{stack.slug}/{scen.id}",
+                stack=stack,
+                scenario=scen.id,
+                expected=d.expected,
+                evidence=driver.evidence,
+                because=d.because,
+                checks=d.checks,
+            )
+        )
+    return cells
+
+
+def cells_for(
+    stack: Stack, scenarios: Sequence[Scenario], kb: Knowledge, driver: DriverTarget
+) -> list[Cell]:
+    """Cells for a stack found on a machine (`--python`), not expanded from the matrix."""
+    rel = kb.release(stack.framework, stack.framework_version)
+    variant = rel.variant(stack.cuda) if rel else None
+    if variant is None:
+        raise HarnessError(
+            f"{stack.framework} {stack.framework_version} with CUDA {stack.cuda} is not in the "
+            "compatibility data, so its cells have no expected outcome",
+            help="add its release row (with a source) to harness/resources/compat/, or run a "
+            "stack of the matrix with --backend local and no --python",
+        )
+    return _cells_of(stack, variant, scenarios, driver, kb)
 
 
 def _check_unique(cells: list[Cell], p: Profile) -> None:

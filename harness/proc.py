@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -14,8 +17,18 @@ from harness.model import ProcResult
 GRACE_SECONDS = 5.0
 
 
-def run(argv: Sequence[str], *, timeout: float, env: Mapping[str, str] | None = None) -> ProcResult:
-    """Run argv, capture its text output. A missing program is a result (returncode None)."""
+def run(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    group: bool = False,
+) -> ProcResult:
+    """Run argv, capture its text output. A missing program is a result (returncode None).
+
+    `group`: the child leads its own session and stopping it signals the whole group, so what it
+    started (a container's worth of processes, without the container) goes too, and a grandchild
+    holding the output pipe cannot keep us waiting after the timeout."""
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -26,6 +39,7 @@ def run(argv: Sequence[str], *, timeout: float, env: Mapping[str, str] | None = 
             text=True,
             errors="replace",
             env=dict(env) if env is not None else None,
+            start_new_session=group,
         )
     except OSError as exc:
         return ProcResult(
@@ -40,9 +54,9 @@ def run(argv: Sequence[str], *, timeout: float, env: Mapping[str, str] | None = 
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        out, err = _stop(proc)
+        out, err = _stop(proc, group)
     except BaseException:  # Ctrl-C: stop the child before letting the interrupt through
-        _stop(proc)
+        _stop(proc, group)
         raise
     return ProcResult(
         argv=tuple(argv),
@@ -54,10 +68,19 @@ def run(argv: Sequence[str], *, timeout: float, env: Mapping[str, str] | None = 
     )
 
 
-def _stop(proc: subprocess.Popen[str]) -> tuple[str, str]:
-    proc.terminate()
+def _stop(proc: subprocess.Popen[str], group: bool = False) -> tuple[str, str]:
+    _signal(proc, signal.SIGTERM, group)
     try:
         return proc.communicate(timeout=GRACE_SECONDS)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        _signal(proc, signal.SIGKILL, group)
         return proc.communicate()
+
+
+def _signal(proc: subprocess.Popen[str], sig: int, group: bool) -> None:
+    if not group:
+        proc.send_signal(sig)
+        return
+    # The group is named by the leader's pid (start_new_session); not yet reaped, it is ours.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, sig)

@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Protocol
 
-from harness.backends.docker import DockerBackend, Finished, Mount
+from harness.backends.docker import Finished, Mount
 from harness.console import Console
 from harness.events import parse
 from harness.faults import run_spec
@@ -67,7 +68,13 @@ def prepare(
     return spec, tuple(mounts)
 
 
-def probe_run(backend: DockerBackend, spec: RunSpec, mounts: tuple[Mount, ...]) -> ProbeRun:
+class Backend(Protocol):
+    """What runs a prepared cell: DockerBackend, or LocalBackend (no Docker)."""
+
+    def run_spec(self, spec: RunSpec, mounts: Sequence[Mount]) -> Finished: ...
+
+
+def probe_run(backend: Backend, spec: RunSpec, mounts: tuple[Mount, ...]) -> ProbeRun:
     """Run a prepared cell and read its probe's events."""
     done = backend.run_spec(spec, mounts)
     stdout = "\n".join(ln for ln in done.output.splitlines() if ln.startswith('{"probe"'))

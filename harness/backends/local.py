@@ -1,0 +1,665 @@
+"""Run a RunSpec without Docker, for GPU hosts with no engine (Slurm nodes): in a virtual
+environment built here from the stack's lock, or with an interpreter the host already has.
+
+A spec names container paths (/opt/stack, /probe, /faults/N); they become host paths here. The
+faults never touch an installation:
+
+* A venv built here (`ensure_venv`) gets, for each run with file faults, a hard-link copy
+  (`cp -al`) that the setup changes. That is safe only because every setup command removes and
+  recreates a file, never writes into one (a write through a link would change the shared venv):
+  `setup_targets` accepts only the shapes faults.py makes, so a new primitive cannot slip by. The
+  venv's files are read-only as well, so a probe that is not root cannot write into them either.
+* An interpreter we must not copy (`use_python`: a runner with the frameworks preinstalled) runs
+  in a private mount namespace (`unshare --mount`, with `--map-root-user` when not root) with a
+  kernel overlayfs over its site-packages: the setup writes only into the overlay's upper folder.
+  A fault on a host file outside the environment (no-driver hides the driver's libcuda) gets the
+  same overlay over that file's folder, whichever the environment; hiding what the host does not
+  have is nothing to do. No setup command ever acts on a path outside a copy or an overlay.
+
+Unlike Docker: no network or pids isolation, the probe runs as the caller, and the memory limit
+is an address-space rlimit (`ulimit -v`), not a cgroup: it counts mapped, not resident, memory,
+so a CUDA context (which reserves a lot of address space) fails to start under a limit that a
+container would allow, and a run over it sees allocation errors instead of the OOM killer.
+
+(Past 400 lines: building environments and running in them share Environment and the path
+rules; `ensure_venv`/`use_python` are the part to split off if it grows.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import stat
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from harness import proc
+from harness.errors import HarnessError
+from harness.faults import VENV
+from harness.lock import WheelCache, fetch
+from harness.model import Finished, Lock, Mount, ProcResult, RunSpec, Stack, major_minor
+
+LOG_CAP = 4 * 1024 * 1024  # as DockerBackend: keep the end of a longer output
+VENV_FORMAT = 1  # part of a venv's content address: bump when the way one is built changes
+MARK = "stackmatrix-venv.json"  # written last: a venv folder without it is not finished
+BUILD_TIMEOUT, COPY_TIMEOUT, INSPECT_TIMEOUT = 3600.0, 900.0, 300.0
+FAILED_TO_START = 125  # the script's own exit status when its namespace could not be set up
+_SHELL_SAFE = re.compile(r"^[\w@%+=:,./-]+$")  # host paths go into shell text unquoted
+_DROPPED_ENV = ("PYTHON", "VIRTUAL_ENV", "PIP_", "LD_PRELOAD", "LD_LIBRARY_PATH", "XDG_CACHE")
+_OWNED = re.compile(r"^(?:run|.+\.build)-(?P<host>.+)-(?P<pid>\d+)-[\w]+$")
+# The setup commands faults.py makes, each removing and recreating what it changes (module doc).
+_SHAPES = {
+    "hide": re.compile(r"rm -rf -- (?P<target>\S+)"),
+    "truncate": re.compile(
+        r"head -c \d+ (?P<target>\S+) > (?P=target)\.cut && rm -f (?P=target)"
+        r" && mv (?P=target)\.cut (?P=target)"
+    ),
+    # a file or a folder from another wheel, copied in after the original is removed
+    "replace": re.compile(r"rm -(?:f|rf --) (?P<target>\S+) && cp (?:-R )?\S+ (?P=target)"),
+}
+
+
+class LocalError(HarnessError):
+    """This host cannot run the spec locally (wrong Python, no namespaces, an unsafe fault)."""
+
+    exit_code = 3
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Environment:
+    """Where a run's Python lives on this host. `owned`: a venv built here (faults go to a
+    hard-link copy); otherwise an interpreter that is never copied (faults go to an overlay)."""
+
+    python: Path
+    prefix: Path  # what {venv} (/opt/stack) means
+    site: Path  # what {site} means
+    version: str  # major.minor
+    owned: bool
+
+
+# ---------------------------------------------------------------- pure: paths, script, env
+
+
+def path_table(venv: Path, site: Path, version: str, mounts: Sequence[Mount]) -> dict[str, str]:
+    """Container path -> host path, for the venv (or interpreter) and the mounts."""
+    table = {VENV: str(venv), f"{VENV}/lib/python{version}/site-packages": str(site)}
+    for m in mounts:
+        if m.target in table:
+            raise LocalError(f"mount target {m.target} is also the stack's venv")
+        table[m.target] = str(m.source)
+    return table
+
+
+def translate(text: str, table: Mapping[str, str], *, shell: bool = False) -> str:
+    """Replace whole container paths (longest first; /faults/1 is not a prefix of /faults/10).
+    `shell`: the text is a setup command, whose paths are unquoted (globs): refuse a host path
+    the shell would split."""
+
+    def host(m: re.Match[str]) -> str:
+        path = table[m.group(0)]
+        if shell and not _SHELL_SAFE.match(path):
+            raise LocalError(
+                f"host path {path!r} has characters the fault setup cannot take unquoted",
+                help="set STACKMATRIX_CACHE (and TMPDIR) to folders whose path has no spaces",
+            )
+        return path
+
+    if not table:
+        return text
+    keys = sorted(table, key=len, reverse=True)
+    pattern = re.compile(r"(?<![\w.-])(?:" + "|".join(map(re.escape, keys)) + r")(?![\w.-])")
+    return pattern.sub(host, text)
+
+
+def setup_targets(setup: Sequence[str]) -> list[tuple[str, str]]:
+    """(kind, path) for each setup command: the path (a shell word, maybe a glob) it removes and
+    recreates. An error for any other command: it might write through a hard link."""
+    found = []
+    for cmd in setup:
+        hit = next(((k, m) for k, s in _SHAPES.items() if (m := s.fullmatch(cmd))), None)
+        if hit is None:
+            raise LocalError(
+                f"the local backend does not know the fault setup command {cmd!r}",
+                help="a new fault primitive must remove and recreate files (never write in place);"
+                " add its command shape to harness/backends/local.py _SHAPES",
+            )
+        found.append((hit[0], hit[1]["target"]))
+    return found
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Placement:
+    """Where a run's setup acts: `setup` (commands with something to do), the environment's
+    roots it changes, and other host folders it changes (each gets an overlay)."""
+
+    setup: tuple[str, ...]
+    roots: tuple[Path, ...]
+    host_dirs: tuple[Path, ...]
+
+
+def place(setup: Sequence[str], table: Mapping[str, str], roots: Sequence[Path]) -> Placement:
+    """Sort setup commands by where they act; refuse a path with `..` or one whose symlinks
+    lead out of its root. Outside the environment (e.g. the driver's libcuda) the folders the
+    path names get an overlay, and hiding what this host does not have is nothing to do."""
+    kept, used, host_dirs = [], [], []
+    for cmd, (kind, word) in zip(setup, setup_targets(setup), strict=True):
+        path = _literal(translate(word, table))
+        root = next((r for r in roots if path.startswith(f"{r}/")), None)
+        hits = glob.glob(path)
+        if root is not None:
+            for hit in hits or [path]:
+                _must_stay_in(hit, root)
+            used.append(root)
+        elif kind == "hide" and not hits:
+            continue
+        else:
+            for folder in {os.path.dirname(h) for h in hits or [path]}:
+                if folder == "/":
+                    raise LocalError(f"fault path {path}: the local backend cannot overlay /")
+                if not os.path.isdir(folder):
+                    raise LocalError(f"fault path {path}: no folder {folder} on this host")
+                host_dirs.append(Path(folder))
+        kept.append(cmd)
+    return Placement(
+        setup=tuple(kept),
+        roots=tuple(dict.fromkeys(used)),
+        host_dirs=tuple(dict.fromkeys(host_dirs)),
+    )
+
+
+def _literal(word: str) -> str:
+    parts = shlex.split(word)
+    path = parts[0] if len(parts) == 1 else ""
+    if not path.startswith("/") or ".." in path.split("/") or path.endswith("/"):
+        raise LocalError(f"fault path {word!r} must be absolute, without '..' or a final '/'")
+    return path
+
+
+def _must_stay_in(path: str, root: Path) -> None:
+    real, parent = os.path.realpath(root), os.path.realpath(os.path.dirname(path))
+    if parent != real and not parent.startswith(f"{real}/"):
+        raise LocalError(f"fault path {path} leads out of {root} (through a symlink)")
+
+
+def probe_env(spec: RunSpec, table: Mapping[str, str], env: Environment) -> list[str]:
+    """`env` arguments for the probe: unset first, then the spec's values with host paths."""
+    values = {"PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    if env.owned:
+        values["VIRTUAL_ENV"] = str(env.prefix)
+    values.update((k, translate(v, table)) for k, v in spec.env)
+    for name in spec.unset:  # as in Docker: unset wins over the spec's own values
+        values.pop(name, None)
+    if not spec.gpu:  # Docker gives such a run no device at all; here the host's are hidden
+        values["CUDA_VISIBLE_DEVICES"] = ""
+    args = [f"-u {shlex.quote(name)}" for name in spec.unset]
+    return args + [shlex.quote(f"{k}={v}") for k, v in sorted(values.items())]
+
+
+def run_script(
+    spec: RunSpec, table: Mapping[str, str], env: Environment, *, home: Path, overlays: str = ""
+) -> str:
+    """The shell a run executes: (overlay mounts), the fault setup, then the probe."""
+    argv = list(spec.argv)
+    if argv and re.fullmatch(r"python(3(\.\d+)?)?", argv[0]):
+        argv[0] = str(env.python)
+    argv = [shlex.quote(translate(a, table)) for a in argv]
+    lines = ["exec 2>&1", "set -e"]
+    if overlays:
+        lines.append(f"{overlays} || {{ echo 'stackmatrix: overlay failed'; exit 125; }}")
+    lines += [translate(cmd, table, shell=True) for cmd in spec.setup]
+    lines.append(f"cd {shlex.quote(str(home))}")
+    if spec.memory_limit is not None:  # address space, see the module doc
+        lines.append(f"ulimit -v {max(1, spec.memory_limit // 1024)}")
+    lines.append(" ".join(["exec env", *probe_env(spec, table, env), *argv]))
+    return "\n".join(lines)
+
+
+def overlay_mounts(roots: Sequence[Path], run: Path, *, userns: bool = False) -> str:
+    """Shell that mounts an overlay over each root, its upper and work folders in `run`. In a
+    user namespace overlayfs may not set trusted.* xattrs: `userxattr` (Linux >= 5.11), without
+    which removing a folder fails with EIO."""
+    cmds = []
+    for i, root in enumerate(roots):
+        upper, work = run / f"upper{i}", run / f"work{i}"
+        for p in (root, upper, work):
+            if "," in str(p) or ":" in str(p):
+                raise LocalError(f"{p}: overlayfs cannot take a path with ',' or ':'")
+        opts = f"lowerdir={root},upperdir={upper},workdir={work}" + (",userxattr" if userns else "")
+        q = shlex.quote
+        cmds.append(f"mkdir -p {q(str(upper))} {q(str(work))}")
+        cmds.append(f"mount -t overlay stackmatrix -o {q(opts)} {q(str(root))}")
+    return " && ".join(cmds)
+
+
+def base_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The host environment minus what would let the host's Python or loader setup leak in."""
+    return {k: v for k, v in env.items() if not k.startswith(_DROPPED_ENV)}
+
+
+def finished(res: ProcResult, oom_kills: tuple[int | None, int | None]) -> Finished:
+    """A process result as DockerBackend reports a container's (signals as 128 + N)."""
+    if res.returncode is None and not res.timed_out:
+        raise LocalError(f"could not start {res.argv[0]}: {res.stderr.strip()}")
+    output = res.stdout + res.stderr
+    if len(output) > LOG_CAP:
+        output = f"[... {len(output) - LOG_CAP} characters cut ...]\n" + output[-LOG_CAP:]
+    if res.timed_out or res.returncode is None:
+        return Finished(exit_code=None, output=output, oom_killed=False)
+    code = res.returncode if res.returncode >= 0 else 128 - res.returncode
+    before, after = oom_kills
+    grew = before is None or after is None or after > before
+    return Finished(exit_code=code, output=output, oom_killed=code == 137 and grew)
+
+
+def venv_key(lock: Lock, base_python: str, base_version: str) -> str:
+    h = hashlib.sha256(f"{VENV_FORMAT}\0{base_python}\0{base_version}\0".encode())
+    for w in sorted(lock.wheels, key=lambda w: w.filename):
+        h.update(f"{w.filename}\0{w.sha256}\0".encode())
+    return h.hexdigest()[:20]
+
+
+# ---------------------------------------------------------------- interpreters
+
+# Run by the target interpreter (standard library only): where it is, what stack it holds.
+_INSPECT = r"""
+import importlib, importlib.metadata as md, importlib.util, json, os, sys, sysconfig
+out = {"python": "%d.%d" % sys.version_info[:2], "prefix": sys.prefix,
+       "purelib": sysconfig.get_paths()["purelib"], "nvidia": {}, "frameworks": {}}
+for d in md.distributions():
+    name = (d.metadata["Name"] or "").lower().replace("_", "-")
+    if name.startswith("nvidia-"):
+        out["nvidia"][name] = d.version
+for fw in ("torch", "tensorflow"):
+    spec = importlib.util.find_spec(fw)
+    if spec is None or not spec.submodule_search_locations:
+        continue
+    info = out["frameworks"][fw] = {
+        "site": os.path.dirname(list(spec.submodule_search_locations)[0])}
+    if fw not in sys.argv[1:]:
+        continue
+    try:
+        mod = importlib.import_module(fw)
+        info["version"] = mod.__version__
+        if fw == "torch":
+            info["cuda"] = mod.version.cuda
+            info["cudnn"] = mod.backends.cudnn.version()
+        else:
+            build = mod.sysconfig.get_build_info()
+            info["cuda"], info["cudnn"] = build.get("cuda_version"), build.get("cudnn_version")
+    except Exception as exc:
+        info["error"] = "%s: %s" % (type(exc).__name__, exc)
+print("STACKMATRIX-INSPECT " + json.dumps(out))
+"""
+
+
+def _cudnn_text(value: object) -> str | None:
+    """torch reports cuDNN as an int (90100 = 9.1.0; 8906 = 8.9.6), TensorFlow as text."""
+    if isinstance(value, int):
+        major, rest = (value // 10000, value % 10000) if value >= 90000 else divmod(value, 1000)
+        return f"{major}.{rest // 100}.{rest % 100}"
+    return str(value) if value else None
+
+
+def parse_inspection(
+    data: Mapping[str, Any], python: Path, framework: str | None
+) -> tuple[Stack, Environment]:
+    """What an interpreter holds -> its Stack (cuDNN and CUDA from the installed nvidia-*
+    wheels, else the framework's build info) and where faults apply."""
+    found = data["frameworks"]
+    if framework is None:
+        if len(found) != 1:
+            what = " and ".join(found) or "neither torch nor tensorflow"
+            raise LocalError(f"{python} has {what}", help="name the framework to probe")
+        framework = next(iter(found))
+    info = found.get(framework)
+    if info is None or "version" not in info:
+        why = info.get("error") if info else f"{framework} is not installed"
+        raise LocalError(f"cannot read the {framework} stack of {python}: {why}")
+    nvidia = data["nvidia"]
+    runtime = next((v for k, v in nvidia.items() if k.startswith("nvidia-cuda-runtime")), None)
+    cudnn = next((v for k, v in nvidia.items() if k.startswith("nvidia-cudnn")), None)
+    cuda = info.get("cuda") or runtime
+    stack = Stack(
+        framework=framework,
+        framework_version=str(info["version"]).split("+")[0],
+        cuda=major_minor(str(cuda)) if cuda else "none",
+        cudnn=cudnn or _cudnn_text(info.get("cudnn")) or "none",
+        python=data["python"],
+        base="local",
+    )
+    env = Environment(
+        python=python,
+        prefix=Path(data["prefix"]),
+        site=Path(info["site"]),
+        version=data["python"],
+        owned=False,
+    )
+    return stack, env
+
+
+def inspect(python: Path, imports: Sequence[str], env: Mapping[str, str]) -> dict[str, Any]:
+    """Run the inspection in `python`, importing the frameworks named (for their versions)."""
+    res = proc.run(
+        [str(python), "-c", _INSPECT, *imports], timeout=INSPECT_TIMEOUT, env=base_env(env)
+    )
+    line = next((ln for ln in res.stdout.splitlines() if ln.startswith("STACKMATRIX-INSPECT ")), "")
+    if not line:
+        tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-10:])
+        raise LocalError(f"{python} could not be inspected:\n{tail}", help="is it a Python 3?")
+    data: dict[str, Any] = json.loads(line.split(" ", 1)[1])
+    return data
+
+
+# ---------------------------------------------------------------- files
+
+
+def remove_tree(path: Path) -> None:
+    """rmtree that also gets through read-only folders (overlay work dirs, wheels' own)."""
+    if not path.exists():
+        return
+    try:
+        shutil.rmtree(path)
+    except OSError:
+        for top, dirs, _ in os.walk(path):
+            for d in dirs:
+                with contextlib.suppress(OSError):
+                    os.chmod(os.path.join(top, d), 0o700)
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _read_only(root: Path) -> None:
+    """Regular files lose their write bits: a probe that is not root cannot write in place."""
+    for top, _, files in os.walk(root):
+        for f in files:
+            st = os.lstat(p := os.path.join(top, f))
+            if stat.S_ISREG(st.st_mode):
+                os.chmod(p, stat.S_IMODE(st.st_mode) & ~0o222)
+
+
+def _owner_tag() -> str:
+    return f"{os.uname().nodename}-{os.getpid()}"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _oom_kills() -> int | None:
+    """The OOM-kill count of this process's memory cgroup (v2, else v1), where readable."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, ctrls, path = line.split(":", 2)
+            if ctrls == "":
+                file = Path(f"/sys/fs/cgroup{path}") / "memory.events"
+            elif "memory" in ctrls.split(","):
+                file = Path(f"/sys/fs/cgroup/memory{path}") / "memory.oom_control"
+            else:
+                continue
+            if file.is_file():
+                for row in file.read_text().splitlines():
+                    if row.startswith("oom_kill "):
+                        return int(row.split()[1])
+    return None
+
+
+# ---------------------------------------------------------------- the backend
+
+
+class LocalBackend:
+    """Runs specs on this host. `root`: the stackmatrix cache (venvs/, runs/ beside wheels/);
+    `env`: the host environment (filtered by base_env); `python`: the interpreter venvs are
+    built with (default: this one, else python<lock's version> on PATH); `userns`: use an
+    unprivileged user namespace for --python runs (default: when not root)."""
+
+    def __init__(
+        self,
+        *,
+        root: Path,
+        env: Mapping[str, str],
+        python: Path | None = None,
+        userns: bool | None = None,
+    ):
+        self.root = root
+        self.env = base_env(env)
+        self.python = python
+        self.userns = os.geteuid() != 0 if userns is None else userns
+        # Overlay layers cannot live on NFS (where a cluster's home, so the cache, often is).
+        tmp = Path(env.get("TMPDIR") or tempfile.gettempdir())
+        self.scratch = tmp / f"stackmatrix-runs-{os.geteuid()}"
+        self._envs: dict[str, Environment] = {}
+        self._namespace_checked = False
+
+    # ---- environments
+
+    def use_python(self, python: Path, framework: str | None = None) -> tuple[str, Stack]:
+        """An existing interpreter as the stack: the image string for its RunSpecs, and its Stack
+        as read from it."""
+        python = Path(os.path.abspath(python))  # not resolved: a venv's python is a symlink
+        imports = [framework] if framework else ["torch", "tensorflow"]
+        stack, env = parse_inspection(inspect(python, imports, self.env), python, framework)
+        self._envs[str(python)] = env
+        return str(python), stack
+
+    def environment(self, image: str) -> Environment:
+        """What a spec's image names: a venv from ensure_venv, or an interpreter's path."""
+        path = Path(image)
+        if image in self._envs:
+            return self._envs[image]
+        if (path / MARK).is_file():
+            version = json.loads((path / MARK).read_text())["python"]
+            return Environment(
+                python=path / "bin" / "python",
+                prefix=path,
+                site=path / "lib" / f"python{version}" / "site-packages",
+                version=version,
+                owned=True,
+            )
+        if path.is_file():
+            data = inspect(path, (), self.env)  # where things are; no framework import
+            site = next(iter(data["frameworks"].values()), {"site": data["purelib"]})["site"]
+            env = Environment(
+                python=path,
+                prefix=Path(data["prefix"]),
+                site=Path(site),
+                version=data["python"],
+                owned=False,
+            )
+            self._envs[image] = env
+            return env
+        raise LocalError(
+            f"{image} is neither a venv built by stackmatrix nor a Python interpreter",
+            help="build one with LocalBackend.ensure_venv(lock) or pass --python PATH",
+        )
+
+    def base_python(self, version: str) -> tuple[str, str]:
+        """(real path, full version) of the interpreter that builds venvs for Python `version`."""
+        candidates = [str(self.python)] if self.python else [sys.executable]
+        if not self.python and (
+            other := shutil.which(f"python{version}", path=self.env.get("PATH"))
+        ):
+            candidates.append(other)
+        code = "import os, platform, sys; print(platform.python_version()); "
+        code += "print(os.path.realpath(getattr(sys, '_base_executable', sys.executable)))"
+        seen = []
+        for exe in candidates:
+            res = proc.run([exe, "-c", code], timeout=60, env=self.env)
+            out = res.stdout.splitlines()
+            if res.returncode == 0 and len(out) == 2 and major_minor(out[0]) == version:
+                return out[1], out[0]
+            seen.append(f"{exe} is {out[0] if out else 'not runnable'}")
+        raise LocalError(
+            f"the lock needs Python {version}; {'; '.join(seen)}",
+            help=f"install Python {version} (e.g. `uv python install {version}`) and put "
+            f"python{version} on PATH, or pass its path as the base interpreter",
+        )
+
+    def ensure_venv(self, lock: Lock, cache: WheelCache) -> str:
+        """The lock's venv, built once (content-addressed) into root/venvs/<key>; the image
+        string for its RunSpecs. Built in a folder of its own, then published by a symlink, so an
+        interrupted build is never taken for a finished one."""
+        base, full = self.base_python(lock.python)
+        final = self.root / "venvs" / venv_key(lock, base, full)
+        if (final / MARK).is_file():
+            return str(final)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        self.sweep()
+        if final.is_symlink():  # its folder is gone
+            final.unlink()
+        fetch(lock, cache)
+        build = final.with_name(f"{final.name}.build-{_owner_tag()}-{uuid.uuid4().hex[:8]}")
+        try:
+            self._build(build, lock, cache, base)
+            os.symlink(build.name, final)
+        except FileExistsError:  # another process published the same venv first
+            pass
+        finally:
+            if not (final.is_symlink() and os.readlink(final) == build.name):
+                remove_tree(build)
+        return str(final)
+
+    def _build(self, path: Path, lock: Lock, cache: WheelCache, base: str) -> None:
+        """As images/install.sh.j2 does it: venv, then the locked wheels by hash, no resolving."""
+        python, req = str(path / "bin" / "python"), path / "stackmatrix-requirements.txt"
+        pip = [python, "-m", "pip", "--disable-pip-version-check"]
+        install = [*pip, "install", "--no-cache-dir", "--no-index", "--no-deps", "--require-hashes"]
+        path.mkdir()  # `venv` fills a folder that exists
+        lines = [f"{cache.dir / w.filename} --hash=sha256:{w.sha256}" for w in lock.wheels]
+        req.write_text("\n".join(lines) + "\n")
+        for argv in ([base, "-m", "venv", str(path)], [*install, "-r", str(req)]):
+            res = proc.run(argv, timeout=BUILD_TIMEOUT, env=self.env)
+            if res.returncode != 0:
+                out = res.stdout + res.stderr
+                tail = "\n".join(out.strip().splitlines()[-15:])
+                raise LocalError(
+                    f"building the venv for {lock.slug} failed:\n{tail}",
+                    help=f"the lock is for {lock.platforms[0]}: this host's glibc may be older"
+                    if "is not a supported wheel" in out
+                    else None,
+                )
+        check = proc.run([*pip, "check"], timeout=600, env=self.env)
+        (path / "pip-check.txt").write_text(check.stdout + check.stderr)  # as the image keeps it
+        _read_only(path)
+        mark = {"slug": lock.slug, "python": lock.python, "base": base, "format": VENV_FORMAT}
+        (path / MARK).write_text(json.dumps(mark, indent=1) + "\n")
+
+    # ---- runs
+
+    @contextlib.contextmanager
+    def _run_dir(self, parent: Path) -> Iterator[Path]:
+        """A run's own folder (home, tmp, the copy or the overlay's layers), removed after."""
+        parent.mkdir(parents=True, exist_ok=True)
+        run = Path(tempfile.mkdtemp(prefix=f"run-{_owner_tag()}-", dir=parent))
+        try:
+            for sub in ("home", "tmp"):
+                (run / sub).mkdir()
+            yield run
+        finally:
+            remove_tree(run)
+
+    def run_spec(self, spec: RunSpec, mounts: Sequence[Mount]) -> Finished:
+        """One probe run with the spec's faults, like DockerBackend.run_spec (exit_code None on
+        timeout, output = stdout and stderr, oom flag)."""
+        env = self.environment(spec.image)
+        table = path_table(env.prefix, env.site, env.version, mounts)
+        where = place(spec.setup, table, [env.site, env.prefix])
+        spec = replace(spec, setup=where.setup)
+        with self._run_dir(self.root / "runs" if env.owned else self.scratch) as run:
+            argv, overlay = ["sh", "-c"], list(where.host_dirs)
+            if env.owned and where.roots:
+                env = self._copy(env, run / "venv")
+                table = path_table(env.prefix, env.site, env.version, mounts)
+            else:
+                overlay += where.roots
+            overlays = ""
+            if overlay:
+                argv = [*self._unshare(), *argv]
+                overlays = overlay_mounts(_outermost(overlay), run, userns=self.userns)
+            script = run_script(spec, table, env, home=run / "home", overlays=overlays)
+            path = f"{env.python.parent}:{self.env.get('PATH', os.defpath)}"
+            child_env = {**self.env, "HOME": str(run / "home"), "TMPDIR": str(run / "tmp")}
+            before = _oom_kills()
+            res = proc.run(
+                [*argv, script], timeout=spec.timeout, env={**child_env, "PATH": path}, group=True
+            )
+            if res.returncode == FAILED_TO_START and "stackmatrix: overlay failed" in res.stdout:
+                raise LocalError(f"could not set up the run's overlay:\n{res.stdout[-2000:]}")
+            return finished(res, (before, _oom_kills()))
+
+    def _copy(self, env: Environment, dest: Path) -> Environment:
+        src = env.prefix.resolve()
+        res = proc.run(["cp", "-al", str(src), str(dest)], timeout=COPY_TIMEOUT, env=self.env)
+        if res.returncode != 0:
+            raise LocalError(
+                f"hard-link copy of {src} failed: {res.stderr.strip()[-500:]}",
+                help="runs/ and venvs/ of the stackmatrix cache must be on one filesystem",
+            )
+        site = dest / env.site.relative_to(env.prefix)
+        return Environment(
+            python=dest / "bin" / "python", prefix=dest, site=site, version=env.version, owned=True
+        )
+
+    def _unshare(self) -> list[str]:
+        argv = ["unshare", "--mount", "--propagation", "private"]
+        argv += ["--map-root-user"] if self.userns else []
+        if not self._namespace_checked:
+            self._check_namespace(argv)
+            self._namespace_checked = True
+        return argv
+
+    def _check_namespace(self, unshare: list[str]) -> None:
+        """Mount a throwaway overlay in a private namespace once and remove a folder in it (what
+        a `hide` does), to fail early and clearly."""
+        with self._run_dir(self.scratch) as run:
+            (run / "low" / "a" / "b").mkdir(parents=True)
+            (run / "low" / "a" / "b" / "c").touch()
+            script = overlay_mounts([run / "low"], run, userns=self.userns)
+            script += f" && rm -r {run}/low/a/b && touch {run}/low/a/ok"
+            res = proc.run([*unshare, "sh", "-c", script], timeout=60, env=self.env)
+        if res.returncode != 0:
+            how = "in a user namespace" if self.userns else "as root"
+            raise LocalError(
+                f"cannot use an overlay in a private mount namespace ({how}): "
+                f"{(res.stdout + res.stderr).strip() or 'unshare is missing'}",
+                help="file faults on --python, and on host files such as the driver's, need "
+                "`unshare` (util-linux) and kernel overlayfs; without root also user namespaces "
+                "(sysctl user.max_user_namespaces > 0, kernel.unprivileged_userns_clone=1) and "
+                "Linux >= 5.11. Faults inside a venv built from the lock need none of this "
+                "(they go to a hard-link copy)",
+            )
+
+    def sweep(self) -> list[str]:
+        """Remove run folders and venv builds that a killed harness process on this host left."""
+        removed = []
+        for parent in (self.root / "runs", self.root / "venvs", self.scratch):
+            entries = list(parent.iterdir()) if parent.is_dir() else []
+            published = {os.readlink(p) for p in entries if p.is_symlink()}
+            for p in entries:
+                m = _OWNED.match(p.name)
+                if p.name in published or p.is_symlink() or m is None:
+                    continue
+                if m["host"] == os.uname().nodename and not _alive(int(m["pid"])):
+                    remove_tree(p)
+                    removed.append(str(p))
+        return removed
+
+
+def _outermost(roots: Sequence[Path]) -> list[Path]:
+    """Roots not inside another (an overlay over the prefix already covers its site)."""
+    return [r for r in roots if not any(o != r and r.is_relative_to(o) for o in roots)]
