@@ -238,8 +238,8 @@ def _local_cells(
                 f"no lock for {stack.slug} in images/locks/",
                 help="`harness build --stack SLUG --relock` on a machine with Docker writes it",
             )
-        console.step("venv", f"{stack.slug}: {backend.ensure_venv(lock, cache)}")
         images[stack] = (backend.ensure_venv(lock, cache), lock)
+        console.step("venv", f"{stack.slug}: {images[stack][0]}")
     work, runs = [], {}
     for cell in plan.cells:
         if cell.stack not in images:
@@ -395,6 +395,30 @@ def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 1 if summary.drift and not args.allow_drift else 0
 
 
+def cmd_doctor(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """This machine: driver, GPUs, CUDA/cuDNN libraries on the loader path, what each framework
+    loads, and what will fail before it does. Exit 1 when something will."""
+    from harness import doctor
+
+    matrix = parse_matrix(read_yaml(Path(args.matrix), display=args.matrix))
+    folder = Path(args.matrix).parent / matrix.scenarios_dir
+    catalog = read_catalog(folder / CATALOG, display=f"{folder}/{CATALOG}".removeprefix("./"))
+    python = args.python or sys.executable
+    if not os.access(python, os.X_OK):
+        raise ConfigError(
+            f"--python {python} is not an executable interpreter",
+            where=argv_where(argv, "--python"),
+            help="give the path of a python, e.g. /opt/venv/bin/python",
+        )
+    kb = parse_knowledge(read_knowledge_docs())
+    report = doctor.run(python=python, env=os.environ, kb=kb, catalog=catalog)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(report.to_json(), indent=1) + "\n")
+    else:
+        sys.stdout.write(report.text())
+    return report.exit_code
+
+
 def _verdict(d: Mapping[str, object]) -> str:
     """pass | fail: signature @ stage, from an expectation's or observation's JSON."""
     if d.get("outcome") != "fail":
@@ -443,7 +467,7 @@ def cmd_render(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (one block per command)
     parser = argparse.ArgumentParser(
         prog="harness",
         description="stackmatrix: a reproducible test matrix for GPU deep-learning stacks",
@@ -546,6 +570,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 0 even when an observed outcome differs from the expected one",
     )
     p.set_defaults(func=cmd_report)
+
+    o = sub.add_parser("doctor", help="what on this machine will fail, before it does")
+    o.add_argument("--matrix", default="matrix.yaml", metavar="PATH", help=argparse.SUPPRESS)
+    o.add_argument(
+        "--python", metavar="PATH", help="the interpreter to examine (default: this one)"
+    )
+    o.add_argument("--format", default="text", choices=["text", "json"])
+    o.set_defaults(func=cmd_doctor)
 
     r = sub.add_parser("render", help="print a stack's Dockerfile and files (--dry-run of build)")
     _matrix_args(r)

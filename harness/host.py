@@ -1,12 +1,14 @@
-"""What the host's NVIDIA driver is: NVML first (no child process), then nvidia-smi."""
+"""What the host's NVIDIA driver and GPUs are: NVML first (no child process), then nvidia-smi."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import re
+from collections.abc import Iterator
 
 from harness import proc
-from harness.model import DriverTarget
+from harness.model import DriverTarget, Gpu
 
 NVML_SUCCESS = 0
 _DRIVER_RE = re.compile(r"^\d+(\.\d+)+$")
@@ -49,3 +51,79 @@ def detect_driver() -> DriverTarget:
     if version is not None:
         return DriverTarget(version=version, origin="nvidia-smi")
     return DriverTarget(version=None, origin="none")
+
+
+# ---------------------------------------------------------------- GPUs
+
+
+@contextlib.contextmanager
+def _nvml() -> Iterator[ctypes.CDLL | None]:
+    """NVML initialized, or None where the library is absent or will not start."""
+    try:
+        nvml = ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        yield None
+        return
+    if nvml.nvmlInit_v2() != NVML_SUCCESS:
+        yield None
+        return
+    try:
+        yield nvml
+    finally:
+        nvml.nvmlShutdown()
+
+
+def _nvml_gpus() -> tuple[Gpu, ...] | None:
+    """nvmlDeviceGetCount_v2, ...GetHandleByIndex_v2, ...GetName, ...GetCudaComputeCapability.
+    https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html"""
+    with _nvml() as nvml:
+        if nvml is None:
+            return None
+        count = ctypes.c_uint()
+        if nvml.nvmlDeviceGetCount_v2(ctypes.byref(count)) != NVML_SUCCESS:
+            return None
+        gpus = []
+        for i in range(count.value):
+            handle = ctypes.c_void_p()
+            if nvml.nvmlDeviceGetHandleByIndex_v2(ctypes.c_uint(i), ctypes.byref(handle)):
+                continue
+            name = ctypes.create_string_buffer(96)
+            nvml.nvmlDeviceGetName(handle, name, ctypes.c_uint(len(name)))
+            major, minor = ctypes.c_int(), ctypes.c_int()
+            ok = nvml.nvmlDeviceGetCudaComputeCapability(
+                handle, ctypes.byref(major), ctypes.byref(minor)
+            )
+            cap = f"{major.value}.{minor.value}" if ok == NVML_SUCCESS else None
+            gpus.append(Gpu(index=i, name=name.value.decode(errors="replace"), capability=cap))
+        return tuple(gpus)
+
+
+def parse_smi_gpus(text: str) -> tuple[Gpu, ...]:
+    """`nvidia-smi --query-gpu=index,name,compute_cap --format=csv,noheader` (compute_cap may be
+    missing: older drivers do not know the field, and it is then queried without it)."""
+    gpus = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) < 2 or not cells[0].isdigit():
+            continue
+        cap = cells[2] if len(cells) > 2 and re.fullmatch(r"\d+\.\d+", cells[2]) else None
+        gpus.append(Gpu(index=int(cells[0]), name=cells[1], capability=cap))
+    return tuple(gpus)
+
+
+def _smi_gpus() -> tuple[Gpu, ...] | None:
+    for fields in ("index,name,compute_cap", "index,name"):
+        res = proc.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"], timeout=20)
+        if res.returncode is None:
+            return None
+        if res.returncode == 0:
+            return parse_smi_gpus(res.stdout)
+    return None
+
+
+def detect_gpus() -> tuple[Gpu, ...]:
+    """The GPUs the driver sees, with compute capability; () with no driver."""
+    found = _nvml_gpus()
+    if found is None:
+        found = _smi_gpus()
+    return found or ()

@@ -162,6 +162,18 @@ class DriverTarget:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Gpu:
+    """One GPU as the driver reports it; `capability` is the compute capability ('8.6')."""
+
+    index: int
+    name: str
+    capability: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "name": self.name, "capability": self.capability}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Cell:
     id: str
     stack: Stack
