@@ -375,13 +375,18 @@ def cmd_diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 1 if result.signature == UNKNOWN else 0
 
 
+def catalog_of(matrix_path: str) -> Catalog:
+    """The signature catalog beside the scenarios that matrix.yaml names."""
+    matrix = parse_matrix(read_yaml(Path(matrix_path), display=matrix_path))
+    folder = Path(matrix_path).parent / matrix.scenarios_dir
+    return read_catalog(folder / CATALOG, display=f"{folder}/{CATALOG}".removeprefix("./"))
+
+
 def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Journals (shards merge) -> reports/. Exit 1 on drift unless --allow-drift."""
     from harness.report import write_all  # pandas and matplotlib: only for this command
 
-    matrix = parse_matrix(read_yaml(Path(args.matrix), display=args.matrix))
-    folder = Path(args.matrix).parent / matrix.scenarios_dir
-    catalog = read_catalog(folder / CATALOG, display=f"{folder}/{CATALOG}".removeprefix("./"))
+    catalog = catalog_of(args.matrix)
     results = [Path(r) for r in (args.results or ["reports/results"])]
     for r in results:
         if not (r / JOURNAL).is_file():
@@ -400,9 +405,7 @@ def cmd_doctor(args: argparse.Namespace, argv: Sequence[str]) -> int:
     loads, and what will fail before it does. Exit 1 when something will."""
     from harness import doctor
 
-    matrix = parse_matrix(read_yaml(Path(args.matrix), display=args.matrix))
-    folder = Path(args.matrix).parent / matrix.scenarios_dir
-    catalog = read_catalog(folder / CATALOG, display=f"{folder}/{CATALOG}".removeprefix("./"))
+    catalog = catalog_of(args.matrix)
     python = args.python or sys.executable
     if not os.access(python, os.X_OK):
         raise ConfigError(
