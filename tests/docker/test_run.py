@@ -118,9 +118,13 @@ def test_reproduce_prints_a_command_that_reproduces(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr[-3000:]
     out = res.stdout
     assert "  cudnn_api   FAILED: cudnnCreateConvolutionDescriptor -> 3009" in out
-    assert "verdict: failed (as expected;" in out
+    assert "verdict: failed fail: cudnn_missing @ cudnn_api (as expected;" in out
+    assert (
+        "decisive line: Invalid handle. Cannot load symbol cudnnCreateConvolutionDescriptor" in out
+    )
     journal = json.loads(out.split("journal: ", 1)[1].splitlines()[0])
     assert journal["cell"] == cell and journal["observed"]["stage"] == "cudnn_api"
+    assert journal["observed"]["signature"] == "cudnn_missing"
     assert [r["cell"] for r in records(tmp_path)] == [cell]
     command = out.split("run it yourself:\n", 1)[1].strip()
     assert command.startswith("docker run --rm --network none")
