@@ -29,7 +29,15 @@ from harness.matrix import cells_for, expand, parse_matrix, shard
 from harness.model import Cell, DriverTarget, Lock, Plan, Scenario, Stack, Where
 from harness.plan import FORMATS, render
 from harness.render import cuda_base_ref, image_spec, read_templates
-from harness.runner import Execute, ProbeRun, cell_key, prepare, probe_run, run_cells
+from harness.runner import (
+    Backend,
+    Execute,
+    ProbeRun,
+    cell_key,
+    prepare,
+    probe_run,
+    run_cells,
+)
 from harness.scenarios import read_scenarios
 from harness.signatures import UNKNOWN, Catalog, classify_chunks, read_catalog
 
@@ -186,24 +194,32 @@ def _cells(
             key = cell_key(cell, built.ref, scen, plan.driver.to_json(), catalog.digest)
             work.append((cell, built.ref, key))
             runs[cell.id] = partial(
-                _run_cell,
-                builder,
+                _run_prepared,
+                builder.backend,
                 stack=stack,
                 image=built.ref,
                 scenario=scen,
                 lock=lock,
+                cache=builder.wheels,
                 gpu=gpu,
             )
     return work, lambda cell: runs[cell.id]()
 
 
-def _run_cell(
-    builder: Builder, *, stack: Stack, image: str, scenario: Scenario, lock: Lock, gpu: bool
+def _run_prepared(
+    backend: Backend,
+    *,
+    stack: Stack,
+    image: str,
+    scenario: Scenario,
+    lock: Lock,
+    cache: WheelCache,
+    gpu: bool,
 ) -> ProbeRun:
     spec, mounts = prepare(
-        stack=stack, image=image, scenario=scenario, lock=lock, cache=builder.wheels, gpu=gpu
+        stack=stack, image=image, scenario=scenario, lock=lock, cache=cache, gpu=gpu
     )
-    return probe_run(builder.backend, spec, mounts)
+    return probe_run(backend, spec, mounts)
 
 
 def _local_cells(
@@ -248,10 +264,11 @@ def _local_cells(
         scen = loaded.scenarios[cell.scenario]
         key = cell_key(cell, image, scen, plan.driver.to_json(), loaded.catalog.digest)
         work.append((cell, image, key))
-        spec, mounts = prepare(
-            stack=cell.stack, image=image, scenario=scen, lock=lock, cache=cache, gpu=gpu
-        )
-        runs[cell.id] = partial(probe_run, backend, spec, mounts)
+        # prepared when run, not now: a cache hit fetches no fault wheel
+        runs[cell.id] = partial(
+            _run_prepared, backend, stack=cell.stack, image=image, scenario=scen, lock=lock,
+            cache=cache, gpu=gpu,
+        )  # fmt: skip
     return plan, work, lambda cell: runs[cell.id]()
 
 
@@ -514,12 +531,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (one block per c
     u = sub.add_parser("run", help="run a profile's cells (builds images as needed)")
     _matrix_args(u)
     _driver_arg(u)
-    u.add_argument(
-        "--results",
-        default="reports/results",
-        metavar="DIR",
-        help="the results journal folder (default: reports/results)",
-    )
+    _results_arg(u)
     u.add_argument(
         "--backend",
         default="docker",
@@ -531,23 +543,14 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (one block per c
         metavar="PATH",
         help="with --backend local: run the profile's scenarios on this interpreter's stack",
     )
-    u.add_argument(
-        "--allow-drift",
-        action="store_true",
-        help="exit 0 even when an observed outcome differs from the expected one",
-    )
+    _allow_drift_arg(u)
     u.set_defaults(func=cmd_run)
 
     x = sub.add_parser("reproduce", help="run one cell again and print how to run it by hand")
     _matrix_args(x)
     _driver_arg(x)
     x.add_argument("cell", metavar="CELL", help="a cell id from `harness plan`")
-    x.add_argument(
-        "--results",
-        default="reports/results",
-        metavar="DIR",
-        help="the results journal folder (default: reports/results)",
-    )
+    _results_arg(x)
     x.set_defaults(func=cmd_reproduce)
 
     d = sub.add_parser("diagnose", help="name the failure signature in a log, its fix, its cell")
@@ -567,11 +570,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (one block per c
         help="a results folder (repeatable: shards merge; default: reports/results)",
     )
     p.add_argument("--out", default="reports", metavar="DIR", help="where (default: reports)")
-    p.add_argument(
-        "--allow-drift",
-        action="store_true",
-        help="exit 0 even when an observed outcome differs from the expected one",
-    )
+    _allow_drift_arg(p)
     p.set_defaults(func=cmd_report)
 
     o = sub.add_parser("doctor", help="what on this machine will fail, before it does")
@@ -588,6 +587,23 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (one block per c
     r.add_argument("--out", metavar="DIR", help="write the files there instead of printing them")
     r.set_defaults(func=cmd_render)
     return parser
+
+
+def _results_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--results",
+        default="reports/results",
+        metavar="DIR",
+        help="the results journal folder (default: reports/results)",
+    )
+
+
+def _allow_drift_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-drift",
+        action="store_true",
+        help="exit 0 even when an observed outcome differs from the expected one",
+    )
 
 
 def _driver_arg(p: argparse.ArgumentParser) -> None:

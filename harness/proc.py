@@ -17,6 +17,19 @@ from harness.model import ProcResult
 GRACE_SECONDS = 5.0
 
 
+def alive(pid: int) -> bool:
+    """Whether a process with this pid exists (finds what a harness killed with -9 left)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, owned by someone else
+    return True
+
+
 def run(
     argv: Sequence[str],
     *,

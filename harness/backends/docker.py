@@ -23,6 +23,7 @@ import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from docker.models.containers import Container
 
+from harness import proc
 from harness.errors import HarnessError
 from harness.journal import atomic_write
 from harness.model import DockerfilePlan, RunSpec
@@ -115,18 +116,6 @@ def docker_run_command(spec: RunSpec, mounts: Sequence[Mount]) -> str:
         parts += ["-e", f"{k}={v}"]
     parts += [spec.image, "sh", "-c", run_script(spec)]
     return " ".join(shlex.quote(p) for p in parts)
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _disk_full(text: str) -> bool:
@@ -349,7 +338,7 @@ class DockerBackend:
         """Remove containers whose harness process is gone (it was killed with -9, say)."""
         removed = []
         for c, pid in self._ours():
-            if not _alive(pid):
+            if not proc.alive(pid):
                 with suppress(NotFound):
                     c.remove(force=True)
                     removed.append(str(c.name))
@@ -361,5 +350,5 @@ class DockerBackend:
         return [
             str(c.name)
             for c, pid in self._ours()
-            if (pid == owner if owner is not None else not _alive(pid))
+            if (pid == owner if owner is not None else not proc.alive(pid))
         ]

@@ -391,16 +391,6 @@ def _owner_tag() -> str:
     return f"{os.uname().nodename}-{os.getpid()}"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _oom_kills() -> int | None:
     """The OOM-kill count of this process's memory cgroup (v2, else v1), where readable."""
     with contextlib.suppress(OSError, ValueError):
@@ -654,7 +644,7 @@ class LocalBackend:
                 m = _OWNED.match(p.name)
                 if p.name in published or p.is_symlink() or m is None:
                     continue
-                if m["host"] == os.uname().nodename and not _alive(int(m["pid"])):
+                if m["host"] == os.uname().nodename and not proc.alive(int(m["pid"])):
                     remove_tree(p)
                     removed.append(str(p))
         return removed

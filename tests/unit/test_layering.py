@@ -64,10 +64,12 @@ def test_os_system_and_popen_only_in_proc() -> None:
             assert "os.system(" not in text and "os.popen(" not in text, path
 
 
-def test_the_probe_uses_only_the_stdlib_and_the_frameworks() -> None:
+@pytest.mark.parametrize("probe", ["stageprobe.py", "doctorprobe.py"])
+def test_the_probe_uses_only_the_stdlib_and_the_frameworks(probe: str) -> None:
+    """Probes run inside the target (an image, a user's interpreter): nothing else is there."""
     import sys
 
-    tree = ast.parse((ROOT / "harness" / "probes" / "stageprobe.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "harness" / "probes" / probe).read_text(encoding="utf-8"))
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
