@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nox
 
 nox.options.sessions = ["tests"]
@@ -39,6 +41,40 @@ def matrix(session: nox.Session) -> None:
     session.run("harness", "build", *args)
     session.run("harness", "run", *args, "--allow-drift")  # the report judges drift
     session.run("harness", "report", *(["--allow-drift"] if allow else []))
+
+
+EVIDENCE = "reports/evidence"
+
+
+@nox.session
+def gpu(session: nox.Session) -> None:
+    """GPU evidence on a host with an NVIDIA GPU and no Docker: `harness doctor` into
+    reports/evidence/doctor.txt, the gpu profile's cells with --backend local into
+    reports/evidence/results/ (exit 2 where no GPU is found), then their report in
+    reports/evidence/. Exit 1 on drift unless --allow-drift.
+
+    `nox -s gpu -- --python /opt/venv/bin/python` runs the scenarios on that interpreter's own
+    PyTorch instead of a venv built from the lock. On a host with no network, where the
+    harness's dependencies are installed already: `nox --no-venv -s gpu -- ...`.
+    """
+    if session.venv_backend != "none":
+        session.install("-e", ".")
+    allow = "--allow-drift" in session.posargs
+    args = [a for a in session.posargs if a != "--allow-drift"]
+    python = args[args.index("--python") : args.index("--python") + 2] if "--python" in args else []
+    harness = ("python", "-m", "harness")
+    Path(EVIDENCE).mkdir(parents=True, exist_ok=True)
+    with open(f"{EVIDENCE}/doctor.txt", "w", encoding="utf-8") as out:
+        session.run(*harness, "doctor", *python, stdout=out, success_codes=[0, 1])
+    session.log(Path(f"{EVIDENCE}/doctor.txt").read_text(encoding="utf-8"))
+    results = ("--results", f"{EVIDENCE}/results")
+    session.run(
+        *harness, "run", "--backend", "local", "--profile", "gpu", "--require-gpu",
+        *results, *args, "--allow-drift",
+    )  # fmt: skip
+    session.run(
+        *harness, "report", *results, "--out", EVIDENCE, *(["--allow-drift"] if allow else [])
+    )
 
 
 @nox.session

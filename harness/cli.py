@@ -278,6 +278,14 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     plan = loaded.plan
     console = Console()
     results_dir = Path(args.results)
+    machine = host.machine()
+    if args.require_gpu and machine.gpu is None:
+        raise ConfigError(
+            "--require-gpu: no NVIDIA GPU found on this host (NVML and nvidia-smi saw none)",
+            where=argv_where(argv, "--require-gpu"),
+            help="run it on the GPU host; without --require-gpu the cells run with cpu evidence "
+            "(GPU stages skipped), which is what a machine without a GPU can show",
+        )
     if args.backend == "local":
         plan, work, execute = _local_cells(loaded, args, console)
     else:
@@ -297,6 +305,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         backend=args.backend,
         console=console,
         catalog=loaded.catalog,
+        machine=machine,
     )
     drift = [r for r in results if r.drift]
     console.line(
@@ -346,6 +355,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
         console=console,
         catalog=loaded.catalog,
         force=True,
+        machine=host.machine(),
     )
     for e in probe[0].report.events if probe else ():
         state = (
@@ -542,6 +552,11 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (one block per c
         "--python",
         metavar="PATH",
         help="with --backend local: run the profile's scenarios on this interpreter's stack",
+    )
+    u.add_argument(
+        "--require-gpu",
+        action="store_true",
+        help="exit 2 unless this host has an NVIDIA GPU (for GPU evidence: `nox -s gpu`)",
     )
     _allow_drift_arg(u)
     u.set_defaults(func=cmd_run)

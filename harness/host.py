@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 
 from harness import proc
-from harness.model import DriverTarget, Gpu
+from harness.model import DriverTarget, Gpu, Machine
 
 NVML_SUCCESS = 0
 _DRIVER_RE = re.compile(r"^\d+(\.\d+)+$")
@@ -127,3 +127,8 @@ def detect_gpus() -> tuple[Gpu, ...]:
     if found is None:
         found = _smi_gpus()
     return found or ()
+
+
+def machine() -> Machine:
+    """This host's driver and GPUs, as journaled with every result."""
+    return Machine.of(detect_driver().version, detect_gpus())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -171,6 +172,20 @@ class Gpu:
 
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "name": self.name, "capability": self.capability}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Machine:
+    """The host a run happened on, as its driver reported it (not the driver planned for): a
+    result is gpu-verified only where a GPU was there."""
+
+    driver: str | None = None
+    gpu: str | None = None  # "NVIDIA H100 80GB HBM3 (cc 9.0)"; several GPUs joined by "; "
+
+    @classmethod
+    def of(cls, driver: str | None, gpus: Sequence[Gpu]) -> Machine:
+        names = [f"{g.name} (cc {g.capability or '?'})" for g in gpus]
+        return cls(driver=driver, gpu="; ".join(names) or None)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -534,10 +549,13 @@ class RunResult:
     seconds: float
     image: str
     error: str | None = None
+    machine: Machine = Machine()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": 1,
+            "driver": self.machine.driver,
+            "gpu": self.machine.gpu,
             "cell": self.cell,
             "key": self.key,
             "backend": self.backend,

@@ -200,12 +200,14 @@ def _klass(frame: pd.DataFrame) -> Any:
 
 
 def _level(frame: pd.DataFrame) -> Any:
-    """predicted (a plan only), cpu-/gpu-verified (a run finished), unverified (it did not)."""
+    """predicted (a plan only), cpu-/gpu-verified (a run finished; gpu only where the host's
+    driver reported a GPU), unverified (it did not finish, or was planned for a GPU that the
+    host did not have)."""
     status = frame["status"]
     verified = frame["evidence"].replace("", "?") + "-verified"
-    return np.where(
-        status.eq(NOT_RUN), PREDICTED, np.where(status.isin(FINAL), verified, "unverified")
-    )
+    no_gpu = frame["evidence"].eq("gpu") & frame["gpu"].eq("")
+    done = status.isin(FINAL) & ~no_gpu
+    return np.where(status.eq(NOT_RUN), PREDICTED, np.where(done, verified, "unverified"))
 
 
 def _stack_order(names: Mapping[str, CellName]) -> list[str]:

@@ -26,8 +26,9 @@ SUMMARY_CAP = 50  # list lines per section in the CI step summary
 LEGEND = (
     "Each cell: the verdict (`pass`, or `fail: <signature> @ <stage>`), **DRIFT** where it "
     "differs from the expectation, and its evidence: predicted (from the plan, not run), "
-    "cpu-verified (no GPU: GPU stages skipped), gpu-verified, or unverified (the run did not "
-    f"finish). Each verdict links to its row in {PAGE}; — means the cell is not in the matrix."
+    "cpu-verified (no GPU: GPU stages skipped), gpu-verified (run on the GPU the header names), "
+    "or unverified (the run did not finish, or no GPU was there for a GPU plan). Each verdict "
+    f"links to its row in {PAGE}; — means the cell is not in the matrix."
 )
 _SAFE = "/._-~"
 _MD = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "\n": " ", "\r": " "})

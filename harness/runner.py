@@ -23,6 +23,7 @@ from harness.model import (
     Cell,
     Expectation,
     Lock,
+    Machine,
     Observed,
     Outcome,
     ProbeReport,
@@ -188,6 +189,7 @@ def run_cells(
     console: Console,
     catalog: Catalog,
     force: bool = False,
+    machine: Machine | None = None,
 ) -> list[RunResult]:
     """Run (cell, image, key) triples, journaling each result as it lands; a cell whose key has
     a final result in the journal is not run again. Ctrl-C records `interrupted`, then stops."""
@@ -221,6 +223,7 @@ def run_cells(
                 seconds=time.monotonic() - t,
                 image=image,
                 error=error,
+                machine=machine or Machine(),
             )
             append(results, result.to_json())
         word = "DRIFT" if result.drift else "ok"

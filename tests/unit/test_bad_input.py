@@ -96,3 +96,20 @@ def test_every_bad_fixture_has_its_expected_text() -> None:
 def test_fixture_paths_are_relative() -> None:
     for p in MATRIX.glob("*.yaml"):
         assert str(Path("/work")) not in p.read_text(encoding="utf-8")
+
+
+def test_require_gpu_without_one_is_refused_before_anything_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness import host
+    from harness.model import Machine
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(host, "machine", lambda: Machine(driver=None, gpu=None))
+    results = tmp_path / "results"
+    argv = ["run", "--backend", "local", "--profile", "gpu", "--require-gpu"]
+    code = main([*argv, "--results", str(results)])
+    out = capsys.readouterr()
+    assert_one_error(code, out.out, out.err)
+    assert "no NVIDIA GPU found on this host" in out.err
+    assert not results.exists(), "nothing was run or written"

@@ -19,6 +19,8 @@ from harness.journal import append
 from harness.model import (
     Evidence,
     Expectation,
+    Gpu,
+    Machine,
     Observed,
     Outcome,
     Pattern,
@@ -399,6 +401,22 @@ def test_driver_gpu_and_secondary_fields(tmp_path: Path) -> None:
     assert rows[f"{T1}/missing-cudnn"]["driver"] == "580.65.06"
     text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
     assert f"- **driver**: 580.65.06\n- **GPU**: {gpu}\n" in text
+
+
+def test_gpu_verified_only_where_the_host_had_a_gpu(tmp_path: Path) -> None:
+    """A plan for a driver (`--driver 535...` on a machine without one) is not GPU evidence."""
+    gpu = Machine.of("580.159.04", [Gpu(index=0, name="NVIDIA H100 80GB HBM3", capability="9.0")])
+    records = [
+        result(f"{T1}/baseline", "passed", observed(Outcome.PASS), evidence="gpu", gpu=gpu.gpu),
+        result(f"{T2}/baseline", "passed", observed(Outcome.PASS), evidence="gpu", gpu=None),
+        result(f"{TF}/baseline", "passed", observed(Outcome.PASS), gpu=gpu.gpu),
+    ]
+    report([journal(tmp_path / "r", records)], tmp_path / "out")
+    rows = csv_rows(tmp_path / "out")
+    assert rows[f"{T1}/baseline"]["evidence_level"] == "gpu-verified"
+    assert rows[f"{T1}/baseline"]["gpu"] == "NVIDIA H100 80GB HBM3 (cc 9.0)"
+    assert rows[f"{T2}/baseline"]["evidence_level"] == "unverified"
+    assert rows[f"{TF}/baseline"]["evidence_level"] == "cpu-verified"  # the run hid the GPU
 
 
 # ---------------------------------------------------------------- diff

@@ -12,7 +12,18 @@ from harness.backends.docker import Finished
 from harness.console import Console
 from harness.events import parse
 from harness.journal import append, finished, records
-from harness.model import Cell, Evidence, Expectation, Observed, Outcome, Reason, RunSpec, Stage
+from harness.model import (
+    Cell,
+    Evidence,
+    Expectation,
+    Gpu,
+    Machine,
+    Observed,
+    Outcome,
+    Reason,
+    RunSpec,
+    Stage,
+)
 from harness.runner import ProbeRun, drifted, run_cells
 from harness.signatures import read_catalog
 from tests.conftest import ROOT, TORCH_STACK
@@ -146,6 +157,31 @@ def test_a_harness_bug_is_an_errored_result(tmp_path: Path) -> None:
         catalog=CATALOG,
     )
     assert r.status == "errored" and r.drift and r.error and "ValueError: boom" in r.error
+
+
+def test_each_result_names_the_host_it_ran_on(tmp_path: Path) -> None:
+    gpus = [Gpu(index=i, name="NVIDIA H100 80GB HBM3", capability="9.0") for i in range(2)]
+    run_cells(
+        [(cell("a"), "img", "k1")],
+        lambda c: ok_run(),
+        results=tmp_path,
+        backend="local",
+        console=Console(),
+        catalog=CATALOG,
+        machine=Machine.of("580.159.04", gpus),
+    )
+    run_cells(
+        [(cell("b"), "img", "k2")],
+        lambda c: ok_run(),
+        results=tmp_path,
+        backend="local",
+        console=Console(),
+        catalog=CATALOG,
+    )
+    first, second = records(tmp_path)
+    assert first["driver"] == "580.159.04"
+    assert first["gpu"] == "NVIDIA H100 80GB HBM3 (cc 9.0); NVIDIA H100 80GB HBM3 (cc 9.0)"
+    assert (second["driver"], second["gpu"]) == (None, None)
 
 
 def test_a_torn_last_line_is_skipped_and_the_next_append_starts_afresh(tmp_path: Path) -> None:
