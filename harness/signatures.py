@@ -204,7 +204,9 @@ class _Scan:
                 raw, after = data[start:], nxt
             else:
                 stop = data.find(b"\n", end + 1)
-                raw, after = data[start:end], data[end + 1 : stop if stop >= 0 else len(data)]
+                # the block's last line is followed by the next block's first
+                after = data[end + 1 : stop] if stop >= 0 else data[end + 1 :] or nxt
+                raw = data[start:end]
             self._record(raw, after, self.lines_before + line_at(start))
         self._note_error(data, low, line_at)
         self.lines_before += data.count(b"\n")
