@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from harness.backends import local
-from harness.backends.local import LocalBackend, LocalError
+from harness.backends import local, local_script
+from harness.backends.local import LocalBackend
+from harness.backends.local_script import LocalError
 from harness.faults import run_spec
 from harness.lock import WheelCache
 from harness.model import Fault, Mount, RunSpec
@@ -161,12 +162,12 @@ def test_every_file_primitive_recreates_and_never_writes_through_a_link(tmp_path
         fault("replace", path="{site}/d/", wheel="o==1", member="d/"),
     )
     spec = run_spec(TINY_STACK, "img", ("true",), faults, gpu=False)
-    assert len(local.setup_targets(spec.setup)) == len(faults)
+    assert len(local_script.setup_targets(spec.setup)) == len(faults)
     subprocess.run(["cp", "-al", str(src), str(copy)], check=True)
-    table = local.path_table(copy, copy / site.relative_to(src), "3.11", ())
+    table = local_script.path_table(copy, copy / site.relative_to(src), "3.11", ())
     table |= {"/faults/2": str(tmp_path / "other.so"), "/faults/3": str(tmp_path / "other-d")}
     for cmd in spec.setup:
-        subprocess.run(["sh", "-ec", local.translate(cmd, table, shell=True)], check=True)
+        subprocess.run(["sh", "-ec", local_script.translate(cmd, table, shell=True)], check=True)
     got = copy / site.relative_to(src)
     assert not (got / "a.so").exists() and (got / "b.so").stat().st_size == 10
     assert (got / "c.so").read_bytes() == b"other"

@@ -7,20 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.local import (
+from harness.backends.local import finished
+from harness.backends.local_script import (
     Environment,
     LocalError,
     Placement,
-    finished,
-    parse_inspection,
     path_table,
     place,
     probe_env,
     run_script,
     setup_targets,
     translate,
-    venv_key,
 )
+from harness.backends.venv import parse_inspection, venv_key
 from harness.faults import run_spec
 from harness.model import Fault, Mount, ProcResult, RunSpec
 from tests.local.conftest import TINY_LOCK, TINY_STACK
