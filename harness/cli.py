@@ -223,9 +223,10 @@ def _run_prepared(
 
 
 def _local_cells(
-    loaded: Loaded, args: argparse.Namespace, console: Console
+    loaded: Loaded, args: argparse.Namespace, console: Console, only: str | None = None
 ) -> tuple[Plan, list[tuple[Cell, str, str]], Execute]:
-    """--backend local: each stack's venv from its lock (or the --python interpreter's stack)."""
+    """--backend local: each stack's venv from its lock (or the --python interpreter's stack);
+    `only`: just that cell's stack and the cell (none where the plan has no such cell)."""
     from harness.backends.local import LocalBackend
 
     env = os.environ
@@ -242,8 +243,9 @@ def _local_cells(
         cells = cells_for(stack, scens, loaded.kb, plan.driver)
         plan = replace(plan, cells=tuple(cells))
         images[stack] = (image, host_lock(stack))
+    wanted = {c.stack for c in plan.cells if only in (None, c.id)}
     for stack, _ in group(plan):
-        if stack in images:
+        if stack in images or stack not in wanted:
             continue
         if stack.base != "offline":
             console.step("run", f"{stack.slug}: not run locally (its CUDA comes from the image)")
@@ -258,7 +260,7 @@ def _local_cells(
         console.step("venv", f"{stack.slug}: {images[stack][0]}")
     work, runs = [], {}
     for cell in plan.cells:
-        if cell.stack not in images:
+        if cell.stack not in images or only not in (None, cell.id):
             continue
         image, lock = images[cell.stack]
         scen = loaded.scenarios[cell.scenario]
@@ -289,12 +291,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.backend == "local":
         plan, work, execute = _local_cells(loaded, args, console)
     else:
-        if args.python:
-            raise ConfigError(
-                "--python needs --backend local",
-                where=argv_where(argv, "--python"),
-                help="add --backend local (Docker runs use the stack's image)",
-            )
+        _no_python(args, argv)
         work, execute = _cells(loaded, _builder(args, loaded.kb, loaded.root, console), console)
     write_plan(results_dir, plan)
     start = time.monotonic()
@@ -321,10 +318,24 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 1 if drift and not args.allow_drift else 0
 
 
+def _no_python(args: argparse.Namespace, argv: Sequence[str]) -> None:
+    if args.python:
+        raise ConfigError(
+            "--python needs --backend local",
+            where=argv_where(argv, "--python"),
+            help="add --backend local (Docker runs use the stack's image)",
+        )
+
+
 def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run one cell again, whatever the journal holds; print what a user needs to see it."""
     loaded = load(args, argv)
-    plan = loaded.plan
+    console = Console()
+    if args.backend == "local":  # with --python the cells are the interpreter's stack's
+        plan, work, execute = _local_cells(loaded, args, console, only=args.cell)
+    else:
+        _no_python(args, argv)
+        plan, (work, execute) = loaded.plan, (None, None)
     ids = [c.id for c in plan.cells]
     if args.cell not in ids:
         raise ConfigError(
@@ -332,9 +343,9 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
             where=argv_where(argv, "reproduce"),
             help=choice_help(args.cell, ids, "cells"),
         )
-    console = Console()
-    builder = _builder(args, loaded.kb, loaded.root, console)
-    work, execute = _cells(loaded, builder, console, only=args.cell)
+    if work is None or execute is None:
+        builder = _builder(args, loaded.kb, loaded.root, console)
+        work, execute = _cells(loaded, builder, console, only=args.cell)
     if not work:
         raise HarnessError(
             f"{args.cell} is a cuda-flavour cell: it runs where nvidia/cuda can be pulled",
@@ -351,7 +362,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
         work,
         run_and_keep,
         results=Path(args.results),
-        backend="docker",
+        backend=args.backend,
         console=console,
         catalog=loaded.catalog,
         force=True,
@@ -370,7 +381,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if result.observed and result.observed.decisive_line:
         print(f"decisive line: {result.observed.decisive_line}")
     print(f"journal: {json.dumps(result.to_json(), sort_keys=True)}")
-    if probe:  # the very run that was journaled, as one command
+    if probe and args.backend == "docker":  # the very run that was journaled, as one command
         print(f"run it yourself:\n  {docker_run_command(probe[0].spec, probe[0].mounts)}")
     return 1 if result.drift else 0
 
@@ -542,17 +553,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (one block per c
     _matrix_args(u)
     _driver_arg(u)
     _results_arg(u)
-    u.add_argument(
-        "--backend",
-        default="docker",
-        choices=["docker", "local"],
-        help="docker (default), or local: no Docker, each stack in a venv from its lock",
-    )
-    u.add_argument(
-        "--python",
-        metavar="PATH",
-        help="with --backend local: run the profile's scenarios on this interpreter's stack",
-    )
+    _backend_args(u)
     u.add_argument(
         "--require-gpu",
         action="store_true",
@@ -566,6 +567,7 @@ def build_parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (one block per c
     _driver_arg(x)
     x.add_argument("cell", metavar="CELL", help="a cell id from `harness plan`")
     _results_arg(x)
+    _backend_args(x)
     x.set_defaults(func=cmd_reproduce)
 
     d = sub.add_parser("diagnose", help="name the failure signature in a log, its fix, its cell")
@@ -610,6 +612,20 @@ def _results_arg(p: argparse.ArgumentParser) -> None:
         default="reports/results",
         metavar="DIR",
         help="the results journal folder (default: reports/results)",
+    )
+
+
+def _backend_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--backend",
+        default="docker",
+        choices=["docker", "local"],
+        help="docker (default), or local: no Docker, each stack in a venv from its lock",
+    )
+    p.add_argument(
+        "--python",
+        metavar="PATH",
+        help="with --backend local: run the profile's scenarios on this interpreter's stack",
     )
 
 

@@ -60,8 +60,9 @@ def parse_cell_id(cell: str) -> CellName:
     return CellName(stack=stack, scenario=scenario, **parts)
 
 
-def reproduce_command(cell: str) -> str:
-    return f"nox -s reproduce -- {cell}"
+def reproduce_command(cell: str, backend: str = "docker") -> str:
+    """A local-backend cell is reproduced without Docker (its --python, if any, is the user's)."""
+    return f"nox -s reproduce -- {cell}" + (" --backend local" if backend == "local" else "")
 
 
 # ---------------------------------------------------------------- reading (I/O only)

@@ -111,7 +111,7 @@ def _framework_section(framework: str, sub: pd.DataFrame) -> list[str]:
     head = [md(framework), "CUDA", "cuDNN", "Python", "base", *map(md, scenarios)]
     names = stacks[["version", "cuda", "cudnn", "python", "base"]].to_numpy().tolist()
     rows = [_row([*map(md, n), *g]) for n, g in zip(names, grid.to_numpy().tolist(), strict=True)]
-    commands = "\n".join(map(reproduce_command, sub["cell"].tolist()))
+    commands = "\n".join(map(reproduce_command, sub["cell"].tolist(), sub["backend"].tolist()))
     return [
         f"## {md(framework)}",
         "",

@@ -70,6 +70,13 @@ def docker_client() -> Iterator[object]:
     client.close()
 
 
+@pytest.fixture(scope="session")
+def smoke_results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One results folder for the smoke profile's Docker run, shared by the tests that need it
+    (the first to run fills it; `harness run` into it again is then a cache hit)."""
+    return tmp_path_factory.mktemp("smoke") / "results"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "tests/docker/" in str(item.path).replace(os.sep, "/"):

@@ -514,3 +514,4 @@ def test_parse_cell_id() -> None:
     )
     assert parse_cell_id("lonely").scenario == ""
     assert reproduce_command(f"{T1}/baseline") == f"nox -s reproduce -- {T1}/baseline"
+    assert reproduce_command(f"{T1}/baseline", "local").endswith("/baseline --backend local")
