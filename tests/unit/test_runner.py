@@ -161,23 +161,16 @@ def test_a_harness_bug_is_an_errored_result(tmp_path: Path) -> None:
 
 def test_each_result_names_the_host_it_ran_on(tmp_path: Path) -> None:
     gpus = [Gpu(index=i, name="NVIDIA H100 80GB HBM3", capability="9.0") for i in range(2)]
-    run_cells(
-        [(cell("a"), "img", "k1")],
-        lambda c: ok_run(),
-        results=tmp_path,
-        backend="local",
-        console=Console(),
-        catalog=CATALOG,
-        machine=Machine.of("580.159.04", gpus),
-    )
-    run_cells(
-        [(cell("b"), "img", "k2")],
-        lambda c: ok_run(),
-        results=tmp_path,
-        backend="local",
-        console=Console(),
-        catalog=CATALOG,
-    )
+    for name, machine in (("a", Machine.of("580.159.04", gpus)), ("b", None)):
+        run_cells(
+            [(cell(name), "img", f"k-{name}")],
+            lambda c: ok_run(),
+            results=tmp_path,
+            backend="local",
+            console=Console(),
+            catalog=CATALOG,
+            machine=machine,
+        )
     first, second = records(tmp_path)
     assert first["driver"] == "580.159.04"
     assert first["gpu"] == "NVIDIA H100 80GB HBM3 (cc 9.0); NVIDIA H100 80GB HBM3 (cc 9.0)"
