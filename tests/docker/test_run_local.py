@@ -2,8 +2,8 @@
 gets the same verdict (status, outcome, stage, signature) from a venv built from the stack's lock
 as from the stack's image, without drift; no run writes into a venv, and no run folder is left.
 
-The Docker side is the shared smoke results (tests/docker/test_run.py fills them; run alone, this
-test runs the Docker cells itself)."""
+The Docker side is the shared smoke results (test_run.py, which runs first, fills them; run alone,
+this test runs the Docker cells itself)."""
 
 from __future__ import annotations
 
