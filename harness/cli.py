@@ -243,7 +243,8 @@ def _local_cells(
         cells = cells_for(stack, scens, loaded.kb, plan.driver)
         plan = replace(plan, cells=tuple(cells))
         images[stack] = (image, host_lock(stack))
-    wanted = {c.stack for c in plan.cells if only in (None, c.id)}
+    selected = [c for c in plan.cells if only in (None, c.id)]
+    wanted = {c.stack for c in selected}
     for stack, _ in group(plan):
         if stack in images or stack not in wanted:
             continue
@@ -259,8 +260,8 @@ def _local_cells(
         images[stack] = (backend.ensure_venv(lock, cache), lock)
         console.step("venv", f"{stack.slug}: {images[stack][0]}")
     work, runs = [], {}
-    for cell in plan.cells:
-        if cell.stack not in images or only not in (None, cell.id):
+    for cell in selected:
+        if cell.stack not in images:
             continue
         image, lock = images[cell.stack]
         scen = loaded.scenarios[cell.scenario]
@@ -327,23 +328,26 @@ def _no_python(args: argparse.Namespace, argv: Sequence[str]) -> None:
         )
 
 
+def _known_cell(cell: str, plan: Plan, argv: Sequence[str]) -> None:
+    ids = [c.id for c in plan.cells]
+    if cell not in ids:
+        raise ConfigError(
+            f"no cell '{cell}' in profile '{plan.profile}'",
+            where=argv_where(argv, "reproduce"),
+            help=choice_help(cell, ids, "cells"),
+        )
+
+
 def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run one cell again, whatever the journal holds; print what a user needs to see it."""
     loaded = load(args, argv)
     console = Console()
     if args.backend == "local":  # with --python the cells are the interpreter's stack's
         plan, work, execute = _local_cells(loaded, args, console, only=args.cell)
+        _known_cell(args.cell, plan, argv)
     else:
         _no_python(args, argv)
-        plan, (work, execute) = loaded.plan, (None, None)
-    ids = [c.id for c in plan.cells]
-    if args.cell not in ids:
-        raise ConfigError(
-            f"no cell '{args.cell}' in profile '{plan.profile}'",
-            where=argv_where(argv, "reproduce"),
-            help=choice_help(args.cell, ids, "cells"),
-        )
-    if work is None or execute is None:
+        _known_cell(args.cell, loaded.plan, argv)
         builder = _builder(args, loaded.kb, loaded.root, console)
         work, execute = _cells(loaded, builder, console, only=args.cell)
     if not work:
