@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,28 @@ class Outcome(str, enum.Enum):
     PASS = "pass"
     FAIL = "fail"
     UNOBSERVABLE = "unobservable"
+
+
+def verdict_text(outcome: str, signature: str | None = None, stage: str | None = None) -> str:
+    """The one way a verdict reads: `pass`, `unobservable`, or `fail: <signature> @ <stage>`."""
+    if outcome != "fail":
+        return outcome
+    return f"fail: {signature or '?'} @ {stage or '?'}"
+
+
+class Status(str, enum.Enum):
+    """How a cell's run ended. `passed`/`failed`/`timeout` are final; `errored` (a harness bug)
+    and `interrupted` (Ctrl-C) are run again."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERRORED = "errored"
+    TIMEOUT = "timeout"
+    INTERRUPTED = "interrupted"
+
+    @property
+    def final(self) -> bool:
+        return self in (Status.PASSED, Status.FAILED, Status.TIMEOUT)
 
 
 class Evidence(str, enum.Enum):
@@ -94,6 +116,26 @@ class Stack:
             "base": self.base,
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Stack:
+        return cls(**{k: str(data[k]) for k in _STACK_FIELDS})
+
+    @classmethod
+    def from_slug(cls, slug: str) -> Stack:
+        """A slug taken apart (schema-1 journals only; ValueError if it is not one). The cuDNN
+        is major.minor there: the slug does not carry the full version."""
+        m = _SLUG.match(slug)
+        if m is None:
+            raise ValueError(f"not a stack slug: {slug!r}")
+        return cls(**m.groupdict())
+
+
+_SLUG = re.compile(
+    r"^(?P<framework>[A-Za-z0-9]+)-(?P<framework_version>[^_]+)_cu(?P<cuda>[^_]+)"
+    r"_cudnn(?P<cudnn>[^_]+)_py(?P<python>[^_]+)_(?P<base>.+)$"
+)
+_STACK_FIELDS = ("framework", "framework_version", "cuda", "cudnn", "python", "base")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Reason:
@@ -105,6 +147,10 @@ class Reason:
 
     def to_json(self) -> dict[str, str]:
         return {"rule": self.rule, "detail": self.detail, "source": self.source}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Reason:
+        return cls(rule=str(data["rule"]), detail=str(data["detail"]), source=str(data["source"]))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,13 +166,127 @@ class Expectation:
             "stage": self.stage.value if self.stage else None,
         }
 
+    @property
+    def text(self) -> str:
+        return verdict_text(self.outcome.value, self.signature, _stage_value(self.stage))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Expectation:
+        return cls(
+            outcome=Outcome(data["outcome"]),
+            signature=data.get("signature"),
+            stage=Stage(data["stage"]) if data.get("stage") else None,
+        )
+
+
+def _stage_value(stage: Stage | None) -> str | None:
+    return stage.value if stage else None
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Fault:
-    """One fault primitive (applied by a backend at run time); `args` as sorted pairs."""
+    """One fault as a scenario file writes it: a primitive and its arguments (sorted pairs),
+    placeholders unresolved. Checked when the scenario is read; `harness.faults.resolve` turns
+    it into a typed operation for one stack."""
 
     primitive: str
     args: tuple[tuple[str, str], ...] = ()
+    where: Where | None = field(default=None, compare=False)  # the fault's place in its file
+
+
+# ---- fault operations: what a backend applies at run time (values, never shell text) ----
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WheelMember:
+    """A file, or a folder for a member ending in '/', from another wheel (another version's
+    library): extracted into the cache and mounted read-only where the run can read it."""
+
+    pin: str  # name==version, e.g. nvidia-cudnn-cu13==9.13.0.50
+    member: str  # relative path inside the wheel, e.g. nvidia/cudnn/lib/libcudnn_graph.so.9
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hide:
+    """Remove a path (an absolute container path; '*' and '?' match inside one component)."""
+
+    path: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Truncate:
+    """Cut a file to its first `size` bytes (a copy replaces it: never written in place)."""
+
+    path: str
+    size: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Replace:
+    """Put another wheel's file (or folder) where `path` was."""
+
+    path: str
+    source: WheelMember
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetEnv:
+    name: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnsetEnv:
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrependPath:
+    """Put another wheel's folder first on a search path (`var`, e.g. LD_LIBRARY_PATH)."""
+
+    var: str
+    dir: WheelMember
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Preload:
+    """LD_PRELOAD another wheel's library."""
+
+    lib: WheelMember
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoGpu:
+    """The run sees no GPU."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryLimit:
+    size: int  # bytes, > 0
+
+
+FaultOp = Hide | Truncate | Replace | SetEnv | UnsetEnv | PrependPath | Preload | NoGpu | MemoryLimit
+FILE_OPS = (Hide, Truncate, Replace)  # change files: a backend must never write into the original
+
+
+def op_sources(op: FaultOp) -> tuple[WheelMember, ...]:
+    """The files from other wheels an operation needs mounted."""
+    if isinstance(op, Replace):
+        return (op.source,)
+    if isinstance(op, PrependPath):
+        return (op.dir,)
+    if isinstance(op, Preload):
+        return (op.lib,)
+    return ()
+
+
+def op_json(op: FaultOp) -> dict[str, Any]:
+    """An operation as data for a record or a plan: its kind and its fields."""
+    out: dict[str, Any] = {"op": type(op).__name__}
+    for name in op.__slots__:
+        value = getattr(op, name)
+        out[name] = {"pin": value.pin, "member": value.member} if isinstance(value, WheelMember) else value
+    return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -209,6 +369,18 @@ class Cell:
             "checks": [c.to_json() for c in self.checks],
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Cell:
+        return cls(
+            id=str(data["id"]),
+            stack=Stack.from_json(data["stack"]),
+            scenario=str(data["scenario"]),
+            expected=Expectation.from_json(data["expected"]),
+            evidence=Evidence(data["evidence"]),
+            because=Reason.from_json(data["because"]),
+            checks=tuple(Reason.from_json(c) for c in data.get("checks", ())),
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Removal:
@@ -226,6 +398,7 @@ class Plan:
     cells: tuple[Cell, ...]
     removals: tuple[Removal, ...] = ()
     shard: tuple[int, int] | None = None
+    selectors: tuple[str, ...] = ()  # the --stack/--cell globs that chose these cells
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -235,7 +408,30 @@ class Plan:
         }
         if self.shard is not None:
             out["shard"] = f"{self.shard[0]}/{self.shard[1]}"
+        if self.selectors:
+            out["selectors"] = list(self.selectors)
         return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Plan:
+        """A plan.json read back (KeyError, ValueError or TypeError when it is not one)."""
+        driver = str(data.get("driver") or "none")
+        shard = None
+        if data.get("shard"):
+            i, _, n = str(data["shard"]).partition("/")
+            shard = (int(i), int(n))
+        return cls(
+            profile=str(data["profile"]),
+            driver=DriverTarget(version=None if driver == "none" else driver, origin="plan"),
+            cells=tuple(Cell.from_json(c) for c in data["cells"]),
+            shard=shard,
+            selectors=tuple(str(s) for s in data.get("selectors", ())),
+        )
+
+    @property
+    def partial(self) -> bool:
+        """Only a part of its profile: a shard, or cells chosen by --stack/--cell."""
+        return self.shard is not None or bool(self.selectors)
 
 
 # ---- compatibility knowledge (harness/resources/compat/*.yaml); every row carries its source ----
@@ -486,27 +682,29 @@ class ProbeReport:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WheelFile:
-    """A file taken from another wheel (another version's library), mounted read-only."""
-
-    pin: str  # e.g. nvidia-cudnn-cu13==9.13.0.50
-    member: str  # path inside the wheel, e.g. nvidia/cudnn/lib/libcudnn_graph.so.9
-    target: str  # where it is mounted in the container
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class RunSpec:
-    """One run of a probe in a fresh container, with a scenario's faults applied at run time."""
+    """One run of a probe on a prepared target, with a cell's fault operations. `mounts`: host
+    paths the run sees (the probe, each source's extracted files); `sources`: the container
+    path each operation's wheel member is mounted at."""
 
-    image: str
     argv: tuple[str, ...]
-    setup: tuple[str, ...] = ()  # shell commands run as root before dropping to the user
-    env: tuple[tuple[str, str], ...] = ()
-    unset: tuple[str, ...] = ()
-    wheel_files: tuple[WheelFile, ...] = ()
-    memory_limit: int | None = None  # bytes
-    gpu: bool = False
+    ops: tuple[FaultOp, ...] = ()
+    mounts: tuple[Mount, ...] = ()
+    sources: tuple[tuple[WheelMember, str], ...] = ()
+    gpu: bool = False  # planned for a GPU (a NoGpu operation still hides it)
     timeout: float = 600.0
+
+    def source(self, member: WheelMember) -> str:
+        return dict(self.sources)[member]
+
+    @property
+    def sees_gpu(self) -> bool:
+        return self.gpu and not any(isinstance(op, NoGpu) for op in self.ops)
+
+    @property
+    def memory_limit(self) -> int | None:
+        sizes = [op.size for op in self.ops if isinstance(op, MemoryLimit)]
+        return min(sizes) if sizes else None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -532,15 +730,34 @@ class Observed:
             "signal": self.signal,
         }
 
+    @property
+    def text(self) -> str:
+        return verdict_text(self.outcome.value, self.signature, _stage_value(self.stage))
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Observed:
+        return cls(
+            outcome=Outcome(data["outcome"]),
+            stage=Stage(data["stage"]) if data.get("stage") else None,
+            decisive_line=data.get("decisive_line"),
+            exit_code=data.get("exit_code"),
+            signal=data.get("signal"),
+            signature=data.get("signature"),
+            secondary=tuple(data.get("secondary") or ()),
+            fingerprint=data.get("fingerprint"),
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunResult:
     """One cell's run, as journaled. `key` identifies what ran: equal key, same result."""
 
     cell: str
+    stack: Stack
+    scenario: str
     key: str
     backend: str
-    status: str  # passed | failed | errored | timeout | interrupted
+    status: Status
     expected: Expectation
     observed: Observed | None
     drift: bool
@@ -551,15 +768,24 @@ class RunResult:
     error: str | None = None
     machine: Machine = Machine()
 
+    @property
+    def verdict(self) -> str:
+        """`passed`, or the status and what was seen: `failed fail: sig @ stage`."""
+        if self.status is Status.PASSED or self.observed is None:
+            return self.status.value
+        return f"{self.status.value} {self.observed.text}"
+
     def to_json(self) -> dict[str, Any]:
         return {
-            "schema": 1,
+            "schema": RESULT_SCHEMA,
             "driver": self.machine.driver,
             "gpu": self.machine.gpu,
             "cell": self.cell,
+            "stack": self.stack.to_json(),
+            "scenario": self.scenario,
             "key": self.key,
             "backend": self.backend,
-            "status": self.status,
+            "status": self.status.value,
             "expected": self.expected.to_json(),
             "observed": self.observed.to_json() if self.observed else None,
             "drift": self.drift,
@@ -569,6 +795,38 @@ class RunResult:
             "image": self.image,
             "error": self.error,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunResult:
+        """A journal record read back (KeyError, ValueError or TypeError when it is not one)."""
+        cell = str(data["cell"])
+        if "stack" in data:  # schema 2
+            stack, scenario = Stack.from_json(data["stack"]), str(data["scenario"])
+        else:  # schema 1 records named the stack only in the cell id
+            slug, _, scenario = cell.rpartition("/")
+            stack = Stack.from_slug(slug)
+        observed = data.get("observed")
+        return cls(
+            cell=cell,
+            stack=stack,
+            scenario=scenario,
+            key=str(data["key"]),
+            backend=str(data.get("backend", "docker")),
+            status=Status(data["status"]),
+            expected=Expectation.from_json(data["expected"]),
+            observed=Observed.from_json(observed) if observed else None,
+            drift=bool(data["drift"]),
+            evidence=Evidence(data["evidence"]),
+            started=str(data.get("started", "")),
+            seconds=float(data.get("seconds", 0.0)),
+            image=str(data.get("image", "")),
+            error=data.get("error"),
+            machine=Machine(driver=data.get("driver"), gpu=data.get("gpu")),
+        )
+
+
+RESULT_SCHEMA = 2
+RESULT_SCHEMAS = frozenset({1, 2})  # what the journal reads back
 
 
 # ---------------------------------------------------------------- signatures (signatures.yaml)
