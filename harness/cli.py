@@ -22,7 +22,8 @@ from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
 from harness.console import Console, human_bytes
 from harness.diagnose import checked_chunks, diagnosis, render_text, reproducers
 from harness.errors import ConfigError, HarnessError, choice_help
-from harness.journal import JOURNAL, atomic_write
+from harness.fs import atomic_write
+from harness.journal import JOURNAL
 from harness.loader import read_yaml
 from harness.lock import WheelCache, cache_root, host_lock, read_lock
 from harness.matrix import cells_for, expand, parse_matrix, shard

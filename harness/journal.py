@@ -1,34 +1,16 @@
-"""Files that must never be half-written.
-
-Derived files: a temp file in the same folder, fsync, os.replace. The results journal:
-append-only JSON lines, one write and one fsync per result.
-"""
+"""The results journal: append-only JSON lines, one write and one fsync per result; read back
+as typed RunResults (derived files are written atomically: harness.fs)."""
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
-
-def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; these are ordinary project files
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
+from harness.model import RESULT_SCHEMAS, RunResult, Status
 
 JOURNAL = "journal.jsonl"
-FINAL = frozenset({"passed", "failed", "timeout"})  # errored and interrupted cells run again
+FINAL = frozenset(s.value for s in Status if s.final)  # errored and interrupted cells run again
 
 
 def append(folder: Path, record: dict[str, object]) -> None:
@@ -61,7 +43,7 @@ def records(folder: Path) -> list[dict[str, object]]:
                 rec = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(rec, dict) and rec.get("schema") == 1:
+            if isinstance(rec, dict) and rec.get("schema") in RESULT_SCHEMAS:
                 out.append(rec)
     return out
 
@@ -69,3 +51,14 @@ def records(folder: Path) -> list[dict[str, object]]:
 def finished(folder: Path) -> dict[str, str]:
     """cell -> key of its last final result."""
     return {str(r["cell"]): str(r["key"]) for r in records(folder) if r.get("status") in FINAL}
+
+
+def results(folder: Path) -> list[RunResult]:
+    """Every whole record as a RunResult; a record that is not one is skipped like a torn line."""
+    out = []
+    for rec in records(folder):
+        try:
+            out.append(RunResult.from_json(rec))
+        except (KeyError, ValueError, TypeError, AttributeError):
+            continue
+    return out

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from harness import proc
 from harness.errors import HarnessError
-from harness.journal import atomic_write
+from harness.fs import atomic_write
 from harness.model import Lock, LockedWheel, Stack
 
 RESOLVE_TIMEOUT = 3600.0

@@ -16,7 +16,8 @@ from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 
-from harness.journal import FINAL, atomic_write
+from harness.fs import atomic_write
+from harness.journal import FINAL
 from harness.model import Signature
 from harness.report_frame import (
     NOT_RUN,

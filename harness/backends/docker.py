@@ -25,7 +25,7 @@ from docker.models.containers import Container
 
 from harness import proc
 from harness.errors import HarnessError
-from harness.journal import atomic_write
+from harness.fs import atomic_write
 from harness.model import DockerfilePlan, RunSpec
 
 # Finished and Mount moved to model (the local backend shares them); re-exported for old imports.
