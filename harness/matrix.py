@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from harness import compat
+from harness import compat, faults
 from harness.compat import Knowledge
 from harness.errors import ConfigError, HarnessError, choice_help
 from harness.loader import Doc
@@ -435,6 +435,7 @@ def _cells_of(
     for scen in chosen:
         if stack.framework not in scen.frameworks:
             continue
+        faults.resolve(scen.faults, stack)  # what a run could not apply is refused here
         d = compat.expect(stack, scen, variant, driver, kb)
         cells.append(
             Cell(

@@ -192,6 +192,10 @@ class Fault:
     primitive: str
     args: tuple[tuple[str, str], ...] = ()
     where: Where | None = field(default=None, compare=False)  # the fault's place in its file
+    arg_where: tuple[tuple[str, Where], ...] = field(default=(), compare=False)
+
+    def where_of(self, arg: str) -> Where | None:
+        return dict(self.arg_where).get(arg, self.where)
 
 
 # ---- fault operations: what a backend applies at run time (values, never shell text) ----
@@ -247,12 +251,21 @@ class PrependPath:
     var: str
     dir: WheelMember
 
+    @property
+    def source(self) -> WheelMember:
+        return self.dir
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Preload:
     """LD_PRELOAD another wheel's library."""
 
     lib: WheelMember
+    var = "LD_PRELOAD"
+
+    @property
+    def source(self) -> WheelMember:
+        return self.lib
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -265,7 +278,9 @@ class MemoryLimit:
     size: int  # bytes, > 0
 
 
-FaultOp = Hide | Truncate | Replace | SetEnv | UnsetEnv | PrependPath | Preload | NoGpu | MemoryLimit
+FaultOp = (
+    Hide | Truncate | Replace | SetEnv | UnsetEnv | PrependPath | Preload | NoGpu | MemoryLimit
+)
 FILE_OPS = (Hide, Truncate, Replace)  # change files: a backend must never write into the original
 
 
@@ -285,7 +300,9 @@ def op_json(op: FaultOp) -> dict[str, Any]:
     out: dict[str, Any] = {"op": type(op).__name__}
     for name in op.__slots__:
         value = getattr(op, name)
-        out[name] = {"pin": value.pin, "member": value.member} if isinstance(value, WheelMember) else value
+        out[name] = (
+            {"pin": value.pin, "member": value.member} if isinstance(value, WheelMember) else value
+        )
     return out
 
 

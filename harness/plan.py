@@ -7,7 +7,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.model import Cell, Outcome, Plan
+from harness.model import Cell, Outcome, Plan, Stack
 
 FORMATS = ("table", "json", "github")
 
@@ -63,3 +63,12 @@ def render(plan: Plan, fmt: str) -> str:
     if fmt == "github":
         return json.dumps(github_matrix(plan), separators=(",", ":")) + "\n"
     return render_table(plan)
+
+
+def group(plan: Plan) -> list[tuple[Stack, tuple[Cell, ...]]]:
+    """One entry per stack, in plan order, with the cells that run on it (faults apply at run
+    time: one image or venv serves every scenario)."""
+    by_stack: dict[Stack, list[Cell]] = {}
+    for cell in plan.cells:
+        by_stack.setdefault(cell.stack, []).append(cell)
+    return [(s, tuple(cells)) for s, cells in by_stack.items()]

@@ -1,41 +1,53 @@
-"""Run cells: a scenario's faults applied to its stack's image, the probe, the verdict, the
-journal. Every outcome becomes a RunResult as it lands; only Ctrl-C propagates (after an
-`interrupted` record)."""
+"""Run cells: the runner owns the loop. For each stack of a plan: one `prepare` (an image, a
+venv), then its cells, each a RunSpec of the scenario's typed fault operations run by the
+backend, its probe's events judged by the catalog, journaled as it lands. Every outcome becomes
+a RunResult; a stack that cannot be prepared makes its cells `errored` and the others go on;
+only Ctrl-C propagates (after an `interrupted` record). It imports the backend protocol, never a
+backend module.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import time
 import traceback
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Protocol
 
-from harness.backends.docker import Finished, Mount
+from harness.backends import Backend, NotRunnableHere, PrepareFailed, Target
 from harness.console import Console
 from harness.events import parse
-from harness.faults import run_spec
+from harness.faults import resolve
 from harness.journal import append, finished
 from harness.lock import WheelCache, extract
 from harness.model import (
     Cell,
     Expectation,
-    Lock,
+    FaultOp,
+    Finished,
     Machine,
+    Mount,
     Observed,
     Outcome,
+    Plan,
     ProbeReport,
     RunResult,
     RunSpec,
     Scenario,
     Stack,
+    Status,
+    op_json,
+    op_sources,
 )
+from harness.plan import group
 from harness.signatures import Catalog, classify
 
 PROBE_DIR = Path(__file__).resolve().parent / "probes"
 PROBE_MOUNT = "/probe"
+FAULT_MOUNTS = "/faults"
+PROBE_DIGEST = hashlib.sha256((PROBE_DIR / "stageprobe.py").read_bytes()).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +55,7 @@ class ProbeRun:
     finished: Finished
     report: ProbeReport
     spec: RunSpec  # what ran, so it can be shown again (`harness reproduce`)
-    mounts: tuple[Mount, ...]
+    target: Target
 
     @property
     def signal(self) -> int | None:
@@ -51,38 +63,79 @@ class ProbeRun:
         return code - 128 if code is not None and code > 128 else None
 
 
-def prepare(
+# ---------------------------------------------------------------- what a run will do (pure)
+
+
+def cell_key(cell: Cell, identity: str, ops: Sequence[FaultOp], driver: str, catalog: str) -> str:
+    """What a result depends on: the stack's identity (its image or venv as declared), the fault
+    operations, the expectation, the probe, the driver and the catalog that judged it."""
+    h = hashlib.sha256()
+    parts = (identity, [op_json(op) for op in ops], cell.expected.to_json(), PROBE_DIGEST)
+    for part in (*parts, driver, catalog):
+        h.update(str(part).encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Work:
+    """One cell of a run: `action` is run, cached, or why it is left out here."""
+
+    cell: Cell
+    ops: tuple[FaultOp, ...]
+    key: str | None  # None: not known before the stack is prepared (no lock yet)
+    action: str
+
+
+Identity = Callable[[Stack], "str | None"]
+
+
+def work(
+    plan: Plan,
+    scenarios: Mapping[str, Scenario],
+    identity: Identity,
+    done: Mapping[str, str],
     *,
-    stack: Stack,
-    image: str,
-    scenario: Scenario,
-    lock: Lock,
-    cache: WheelCache,
-    gpu: bool = False,
-    timeout: float = 600,
-) -> tuple[RunSpec, tuple[Mount, ...]]:
-    """The run spec of a cell and its mounts (the probe, other versions' files)."""
-    argv = ("python", f"{PROBE_MOUNT}/stageprobe.py", stack.framework)
-    spec = run_spec(stack, image, argv, scenario.faults, gpu=gpu, timeout=timeout)
+    catalog: str,
+    force: bool = False,
+) -> list[Work]:
+    """What `harness run` will do with each cell, from files alone (`--dry-run`)."""
+    out = []
+    for stack, cells in group(plan):
+        try:
+            ident = identity(stack)
+        except NotRunnableHere as exc:
+            out += [
+                Work(cell=c, ops=(), key=None, action=f"not run here: {exc.message}") for c in cells
+            ]
+            continue
+        for cell in cells:
+            ops = resolve(scenarios[cell.scenario].faults, stack)
+            key = cell_key(cell, ident, ops, plan.driver.to_json(), catalog) if ident else None
+            hit = key is not None and done.get(cell.id) == key and not force
+            out.append(Work(cell=cell, ops=ops, key=key, action="cached" if hit else "run"))
+    return out
+
+
+# ---------------------------------------------------------------- one cell
+
+
+def spec_for(
+    cell: Cell, ops: tuple[FaultOp, ...], target: Target, wheels: WheelCache, *, gpu: bool
+) -> RunSpec:
+    """The run of a cell: the probe, and each other wheel's file its operations need, mounted."""
+    argv = ("python", f"{PROBE_MOUNT}/stageprobe.py", cell.stack.framework)
+    members = list(dict.fromkeys(m for op in ops for m in op_sources(op)))
+    sources = tuple((m, f"{FAULT_MOUNTS}/{i}") for i, m in enumerate(members))
     mounts = [Mount(PROBE_DIR, PROBE_MOUNT)]
-    mounts += [Mount(extract(cache, lock, w.pin, w.member), w.target) for w in spec.wheel_files]
-    return spec, tuple(mounts)
+    mounts += [Mount(extract(wheels, target.lock, m.pin, m.member), t) for m, t in sources]
+    return RunSpec(argv=argv, ops=ops, mounts=tuple(mounts), sources=sources, gpu=gpu)
 
 
-class Backend(Protocol):
-    """What runs a prepared cell: DockerBackend, or LocalBackend (no Docker)."""
-
-    def run_spec(self, spec: RunSpec, mounts: Sequence[Mount]) -> Finished: ...
-
-
-def probe_run(backend: Backend, spec: RunSpec, mounts: tuple[Mount, ...]) -> ProbeRun:
-    """Run a prepared cell and read its probe's events."""
-    done = backend.run_spec(spec, mounts)
+def probe_run(backend: Backend, spec: RunSpec, target: Target) -> ProbeRun:
+    done = backend.run(spec, target)
     stdout = "\n".join(ln for ln in done.output.splitlines() if ln.startswith('{"probe"'))
-    return ProbeRun(finished=done, report=parse(stdout), spec=spec, mounts=mounts)
-
-
-# ---------------------------------------------------------------- judging and the loop
+    return ProbeRun(finished=done, report=parse(stdout), spec=spec, target=target)
 
 
 def log_text(run: ProbeRun) -> str:
@@ -112,18 +165,18 @@ def fallback_line(run: ProbeRun) -> str | None:
     return None
 
 
-def observe(run: ProbeRun, catalog: Catalog) -> tuple[str, Observed]:
+def observe(run: ProbeRun, catalog: Catalog) -> tuple[Status, Observed]:
     report, done = run.report, run.finished
     if done.exit_code is None:
-        status = "timeout"
+        status = Status.TIMEOUT
     elif report.passed and done.exit_code == 0:
-        status = "passed"
+        status = Status.PASSED
     else:
-        status = "failed"
+        status = Status.FAILED
     stage = report.failed_stage or report.crashed_stage
-    if status == "failed" and stage is None and report.events:
+    if status is Status.FAILED and stage is None and report.events:
         stage = report.events[-1].stage
-    if status == "passed":
+    if status is Status.PASSED:
         return status, Observed(
             outcome=Outcome.PASS,
             stage=None,
@@ -131,7 +184,9 @@ def observe(run: ProbeRun, catalog: Catalog) -> tuple[str, Observed]:
             exit_code=done.exit_code,
             signal=run.signal,
         )
-    verdict = classify(log_text(run), catalog, signal=run.signal, timed_out=status == "timeout")
+    verdict = classify(
+        log_text(run), catalog, signal=run.signal, timed_out=status is Status.TIMEOUT
+    )
     return status, Observed(
         outcome=Outcome.FAIL,
         stage=stage,
@@ -144,90 +199,161 @@ def observe(run: ProbeRun, catalog: Catalog) -> tuple[str, Observed]:
     )
 
 
-def drifted(expected: Expectation, status: str, observed: Observed | None) -> bool:
+def drifted(expected: Expectation, status: Status, observed: Observed | None) -> bool:
     """Observed differs from expected: outcome, stage and signature. `unobservable` means the
     run cannot tell the fault from no fault: it must pass."""
-    if status not in ("passed", "failed"):
+    if status not in (Status.PASSED, Status.FAILED):
         return True
     assert observed is not None
     if expected.outcome in (Outcome.PASS, Outcome.UNOBSERVABLE):
-        return status != "passed"
+        return status is not Status.PASSED
     return (
-        status != "failed"
+        status is not Status.FAILED
         or observed.stage is not expected.stage
         or observed.signature != expected.signature
     )
 
 
-def cell_key(cell: Cell, image: str, scenario: Scenario, driver: str, catalog: str) -> str:
-    """What a result depends on: the image, the faults, the expectation, the probe, the driver
-    and the signature catalog that judged it (`catalog`: its digest)."""
-    h = hashlib.sha256()
-    for part in (
-        image,
-        repr((scenario.faults, scenario.expect)),
-        cell.expected.to_json(),
-        PROBE_DIGEST,
-        driver,
-        catalog,
-    ):
-        h.update(str(part).encode())
-        h.update(b"\0")
-    return h.hexdigest()[:24]
+# ---------------------------------------------------------------- the loop
 
 
-PROBE_DIGEST = hashlib.sha256((PROBE_DIR / "stageprobe.py").read_bytes()).hexdigest()
-Execute = Callable[[Cell], ProbeRun]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Loop:
+    """What every cell of one run shares."""
+
+    backend: Backend
+    scenarios: Mapping[str, Scenario]
+    results: Path
+    catalog: Catalog
+    console: Console
+    wheels: WheelCache
+    machine: Machine = field(default_factory=Machine)
+    force: bool = False
+    keep: Callable[[ProbeRun], None] | None = None  # sees each probe run (reproduce prints it)
 
 
-def run_cells(
-    cells: Sequence[tuple[Cell, str, str]],
-    execute: Execute,
-    *,
-    results: Path,
-    backend: str,
-    console: Console,
-    catalog: Catalog,
-    force: bool = False,
-    machine: Machine | None = None,
-) -> list[RunResult]:
-    """Run (cell, image, key) triples, journaling each result as it lands; a cell whose key has
-    a final result in the journal is not run again. Ctrl-C records `interrupted`, then stops."""
-    done = finished(results)
-    out = []
-    for cell, image, key in cells:
-        if done.get(cell.id) == key and not force:
-            console.step("run", f"{cell.id}: cache hit")
+def run_plan(plan: Plan, loop: Loop) -> tuple[list[RunResult], int]:
+    """Every cell of the plan, stack by stack: (results of the cells that ran, cache hits).
+    A cell whose key has a final result in the journal is not run again, and a stack whose
+    cells are all cached is not even prepared."""
+    done = {} if loop.force else finished(loop.results)
+    out: list[RunResult] = []
+    hits = 0
+    driver, digest = plan.driver.to_json(), loop.catalog.digest
+    for item in _by_stack(work(plan, loop.scenarios, loop.backend.identity, done, catalog=digest)):
+        stack, todo = item
+        hits += sum(w.action == "cached" for w in todo)
+        for w in todo:
+            if w.action == "cached":
+                loop.console.step("run", f"{w.cell.id}: cache hit")
+            elif w.action != "run":
+                loop.console.step("run", f"{w.cell.id}: {w.action}")
+        todo = [w for w in todo if w.action == "run"]
+        if not todo:
             continue
-        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        t = time.monotonic()
-        status, observed, error = "errored", None, None
         try:
-            status, observed = observe(execute(cell), catalog)
-        except KeyboardInterrupt:
-            status = "interrupted"
-            raise
-        except Exception as exc:  # a harness bug becomes an errored result, not a lost cell
-            error = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]
-        finally:
-            result = RunResult(
-                cell=cell.id,
-                key=key,
-                backend=backend,
-                status=status,
-                expected=cell.expected,
-                observed=observed,
-                drift=drifted(cell.expected, status, observed),
-                evidence=cell.evidence,
-                started=started,
-                seconds=time.monotonic() - t,
-                image=image,
-                error=error,
-                machine=machine or Machine(),
-            )
-            append(results, result.to_json())
-        word = "DRIFT" if result.drift else "ok"
-        stage = f" @ {observed.stage.value}" if observed and observed.stage else ""
-        console.step("run", f"{cell.id}: {status}{stage} ({result.seconds:.1f} s) {word}")
-        out.append(result)
-    return out
+            target = loop.backend.prepare(stack)
+        except PrepareFailed as exc:
+            out += [
+                _record(loop, w.cell, w.key or "", stack.slug, error=exc.render()) for w in todo
+            ]
+            continue
+        loop.console.step(loop.backend.name, f"{stack.slug}: {target.status} {target.ref}")
+        for w in todo:
+            key = cell_key(w.cell, target.identity, w.ops, driver, digest)
+            if done.get(w.cell.id) == key:  # known only now that the stack is prepared
+                hits += 1
+                continue
+            out.append(_run_cell(loop, w, key, target, gpu=plan.driver.version is not None))
+    return out, hits
+
+
+def _by_stack(items: list[Work]) -> list[tuple[Stack, list[Work]]]:
+    grouped: dict[Stack, list[Work]] = {}
+    for w in items:
+        grouped.setdefault(w.cell.stack, []).append(w)
+    return list(grouped.items())
+
+
+def _run_cell(loop: Loop, w: Work, key: str, target: Target, *, gpu: bool) -> RunResult:
+    t, started = time.monotonic(), _now()
+    status, observed, error = Status.ERRORED, None, None
+    try:
+        run = probe_run(loop.backend, spec_for(w.cell, w.ops, target, loop.wheels, gpu=gpu), target)
+        if loop.keep is not None:
+            loop.keep(run)
+        status, observed = observe(run, loop.catalog)
+    except KeyboardInterrupt:
+        status = Status.INTERRUPTED
+        raise
+    except Exception as exc:  # a harness bug becomes an errored result, not a lost cell
+        error = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]
+    finally:
+        result = _record(
+            loop,
+            w.cell,
+            key,
+            target.ref,
+            status=status,
+            observed=observed,
+            error=error,
+            t=t,
+            started=started,
+        )
+    return result
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _record(
+    loop: Loop,
+    cell: Cell,
+    key: str,
+    image: str,
+    *,
+    status: Status = Status.ERRORED,
+    observed: Observed | None = None,
+    error: str | None = None,
+    t: float | None = None,
+    started: str | None = None,
+) -> RunResult:
+    """Journal one result (fsynced before anything else happens) and say it."""
+    now = time.monotonic()
+    result = RunResult(
+        cell=cell.id,
+        stack=cell.stack,
+        scenario=cell.scenario,
+        key=key,
+        backend=loop.backend.name,
+        status=status,
+        expected=cell.expected,
+        observed=observed,
+        drift=drifted(cell.expected, status, observed),
+        evidence=cell.evidence,
+        started=started or _now(),
+        seconds=now - (t if t is not None else now),
+        image=image,
+        error=error,
+        machine=loop.machine,
+    )
+    append(loop.results, result.to_json())
+    word = "DRIFT" if result.drift else "ok"
+    stage = f" @ {observed.stage.value}" if observed and observed.stage else ""
+    loop.console.step("run", f"{cell.id}: {status.value}{stage} ({result.seconds:.1f} s) {word}")
+    return result
+
+
+def prepare_stacks(plan: Plan, backend: Backend, console: Console) -> list[Target]:
+    """`harness build`: each stack of the plan prepared (built or a cache hit); stacks this
+    backend cannot run here are said and left out."""
+    targets = []
+    stacks = [s for s, _ in group(plan)]
+    for i, stack in enumerate(stacks, 1):
+        console.line(f"[{i}/{len(stacks)}] {stack.slug}")
+        try:
+            targets.append(backend.prepare(stack))
+        except NotRunnableHere as exc:
+            console.step(stack.slug, exc.message)
+    return targets

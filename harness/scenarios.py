@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError, choice_help
+from harness.faults import check
 from harness.loader import Doc, read_yaml
 from harness.model import Evidence, Expectation, Fault, Outcome, Scenario, Stage, Where
 from harness.schema import validate
@@ -32,6 +33,19 @@ def _outcome(value: Any) -> Expectation:
     return Expectation(
         outcome=Outcome.FAIL, signature=str(value["signature"]), stage=Stage(value["stage"])
     )
+
+
+def _fault(doc: Doc, index: int, data: Any) -> Fault:
+    """One fault with the place of each argument, checked for every stack it may meet."""
+    args = data.get("args", {})
+    fault = Fault(
+        primitive=data["primitive"],
+        args=tuple(sorted(args.items())),
+        where=doc.where(("faults", index)),
+        arg_where=tuple((k, doc.where(("faults", index, "args", k))) for k in sorted(args)),
+    )
+    check(fault)
+    return fault
 
 
 def parse_scenario(
@@ -62,10 +76,7 @@ def parse_scenario(
                     help=choice_help(exp.signature, sorted(known), "signatures"),
                 )
             expect.append((fw, Evidence(level), exp))
-    faults = tuple(
-        Fault(primitive=f["primitive"], args=tuple(sorted(f.get("args", {}).items())))
-        for f in data["faults"]
-    )
+    faults = tuple(_fault(doc, i, f) for i, f in enumerate(data["faults"]))
     return Scenario(
         id=data["id"],
         title=data["title"],

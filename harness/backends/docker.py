@@ -1,354 +1,197 @@
-"""The only module that talks to the Docker engine (through the Docker SDK).
+"""The Docker backend: a stack is an image (built, or a cache hit), a run is a fresh container.
 
-Every container it makes is named stackmatrix-<kind>-<uuid>, labelled, and removed in `finally`,
-also on Ctrl-C (docker-py's ContainerCollection.run removes only on the happy path:
-https://github.com/docker/docker-py/issues/3284). An image gets its tag only from a finished
-commit or import, so an interrupted build leaves no half-tagged image.
+A run's container starts as root with only the capabilities its short setup needs: the setup
+applies the cell's file operations in the container's own writable layer (the image is never
+changed), then `setpriv` drops to uid 1000 with every capability set empty, and the probe runs
+with no network, no-new-privileges and a pids limit. Every operation argument reaches the setup
+script through `shlex.quote` (a hide pattern's '*' and '?' stay wildcards between quoted
+pieces), so no scenario text can add a command.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import shutil
-import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import docker
-import requests
-from docker.errors import APIError, DockerException, ImageNotFound, NotFound
-from docker.models.containers import Container
 
-from harness import proc
-from harness.errors import HarnessError
-from harness.fs import atomic_write
-from harness.model import DockerfilePlan, RunSpec
-
-# Finished and Mount moved to model (the local backend shares them); re-exported for old imports.
-from harness.model import Finished as Finished  # noqa: PLC0414
-from harness.model import Mount as Mount  # noqa: PLC0414
-
-LOG_TAIL = 30
-# stackmatrix-<kind>-<pid of the harness process>-<random>: the pid finds orphans after kill -9.
-_NAME = re.compile(r"^stackmatrix-[a-z]+-(\d+)-[0-9a-f]+$")
-LOG_CAP = 4 * 1024 * 1024
-# A run's short root setup (removing or swapping files in the container's own layer, then
-# dropping to the workload user) needs exactly these; the probe itself runs with none.
-SETUP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP"]
-DROP = "setpriv --reuid=1000 --regid=1000 --init-groups --inh-caps=-all --bounding-set=-all --"
-LABEL = "stackmatrix.run"
-
-
-class EngineUnreachable(HarnessError):
-    exit_code = 3
-
-
-class BuildFailed(HarnessError):
-    exit_code = 1
-
-
-_START_HELP = (
-    "start it (`sudo systemctl start docker`, or `sudo dockerd &` where there is no systemd), "
-    "check that your user may use its socket, or set DOCKER_HOST"
+from harness.backends import NotRunnableHere, Target
+from harness.backends.engine import Engine
+from harness.backends.images import Builder
+from harness.model import (
+    FaultOp,
+    Finished,
+    Hide,
+    NoGpu,
+    Preload,
+    PrependPath,
+    Replace,
+    RunSpec,
+    SetEnv,
+    Stack,
+    Truncate,
+    UnsetEnv,
 )
 
-
-def connect(env: Mapping[str, str]) -> docker.DockerClient:
-    """A client for the engine DOCKER_HOST (or the default socket) names; a clear error if none."""
-    host = env.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-    if host.startswith("unix://") and not Path(host[len("unix://") :]).exists():
-        # Checked first: docker-py leaks the socket when connecting to a missing path fails
-        # (https://github.com/docker/docker-py/pull/3356), and the plain fact is clearer anyway.
-        raise EngineUnreachable(
-            f"cannot reach the Docker engine at {host}: no such socket", help=_START_HELP
-        )
-    client = None
-    try:
-        client = docker.DockerClient(base_url=host, timeout=600)
-        client.ping()
-    except DockerException as exc:
-        if client is not None:
-            client.close()
-        raise EngineUnreachable(
-            f"cannot reach the Docker engine at {host}: {_reason(exc)}", help=_START_HELP
-        ) from None
-    return client
-
-
-def engine_info(client: docker.DockerClient) -> Mapping[str, Any]:
-    version: Mapping[str, Any] = client.version()
-    return version
-
-
-def _reason(exc: DockerException) -> str:
-    text = str(exc)
-    return text.rsplit("(", maxsplit=1)[-1].rstrip(")") if "Connection" in text else text
-
-
+# The root setup (removing or swapping files in the container's own layer, then dropping to the
+# workload user) needs exactly these; the probe itself runs with none.
+SETUP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP"]
+DROP = "setpriv --reuid=1000 --regid=1000 --init-groups --inh-caps=-all --bounding-set=-all --"
 PIDS_LIMIT = 4096
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WILDCARD = re.compile(r"([*?])")
+NO_GPU_ENV = (("CUDA_VISIBLE_DEVICES", ""), ("NVIDIA_VISIBLE_DEVICES", "void"))
+
+
+# ---------------------------------------------------------------- rendering (pure)
+
+
+def pattern_word(path: str) -> str:
+    """A path pattern as one shell word: literal pieces quoted, '*' and '?' left to match."""
+    return "".join(p if p in ("*", "?") else shlex.quote(p) for p in _WILDCARD.split(path) if p)
+
+
+def _name(name: str) -> str:
+    if not _ENV_NAME.fullmatch(name):  # faults.resolve refuses these; never render one
+        raise ValueError(f"not an environment variable name: {name!r}")
+    return name
+
+
+def setup_line(op: FaultOp, spec: RunSpec) -> str | None:
+    """The root setup's shell for one operation (None: it is not a setup step)."""
+    q = shlex.quote
+    if isinstance(op, Hide):
+        return f"rm -rf -- {pattern_word(op.path)}"
+    if isinstance(op, Truncate):
+        cut = q(op.path + ".cut")
+        path = q(op.path)
+        return f"head -c {int(op.size)} -- {path} > {cut} && rm -f -- {path} && mv -- {cut} {path}"
+    if isinstance(op, Replace):
+        src = q(spec.source(op.source))
+        return f"rm -rf -- {q(op.path)} && cp -R -- {src} {q(op.path)}"
+    if isinstance(op, PrependPath | Preload):
+        v = _name(op.var)
+        return f'export {v}={q(spec.source(op.source))}"${{{v}:+:${v}}}"'
+    return None
 
 
 def run_script(spec: RunSpec) -> str:
-    """The shell a run's container executes: the fault setup as root, then the probe as uid 1000
-    with no capabilities."""
-    unset = "".join(f"-u {shlex.quote(v)} " for v in spec.unset)
+    """The shell a run's container executes: the setup as root, then the probe as uid 1000."""
+    setup = [line for op in spec.ops if (line := setup_line(op, spec)) is not None]
+    names = [_name(op.name) for op in spec.ops if isinstance(op, UnsetEnv)]
+    unset = "".join(f"-u {shlex.quote(n)} " for n in names)
     argv = " ".join(shlex.quote(a) for a in spec.argv)
-    return "\n".join(["set -e", *spec.setup, f"exec env {unset}HOME=/home/stack {DROP} {argv}"])
+    return "\n".join(["set -e", *setup, f"exec env {unset}HOME=/home/stack {DROP} {argv}"])
 
 
-def docker_run_command(spec: RunSpec, mounts: Sequence[Mount]) -> str:
-    """The same run as one `docker run` a user can paste (what `run_spec` does via the SDK)."""
+def container_env(spec: RunSpec) -> dict[str, str]:
+    """Environment values as data (never through the shell)."""
+    env = {_name(op.name): op.value for op in spec.ops if isinstance(op, SetEnv)}
+    if any(isinstance(op, NoGpu) for op in spec.ops):
+        env.update(NO_GPU_ENV)
+    return env
+
+
+def hardening(spec: RunSpec) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "cap_drop": ["ALL"],
+        "cap_add": SETUP_CAPS,
+        "security_opt": ["no-new-privileges"],
+        "pids_limit": PIDS_LIMIT,
+    }
+    if spec.memory_limit is not None:
+        out["mem_limit"] = out["memswap_limit"] = spec.memory_limit
+    if spec.sees_gpu:
+        out["device_requests"] = [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
+    return out
+
+
+def docker_run_command(spec: RunSpec, image: str) -> str:
+    """The same run as one `docker run` a user can paste."""
     parts = ["docker", "run", "--rm", "--network", "none", "--user", "0", "--cap-drop", "ALL"]
     for cap in SETUP_CAPS:
         parts += ["--cap-add", cap]
     parts += ["--security-opt", "no-new-privileges", "--pids-limit", str(PIDS_LIMIT)]
     if spec.memory_limit is not None:
         parts += ["--memory", str(spec.memory_limit), "--memory-swap", str(spec.memory_limit)]
-    if spec.gpu:
+    if spec.sees_gpu:
         parts += ["--gpus", "all"]
-    for m in mounts:
+    for m in spec.mounts:
         parts += ["-v", f"{m.source}:{m.target}:{'ro' if m.read_only else 'rw'}"]
-    for k, v in spec.env:
+    for k, v in sorted(container_env(spec).items()):
         parts += ["-e", f"{k}={v}"]
-    parts += [spec.image, "sh", "-c", run_script(spec)]
+    parts += [image, "sh", "-c", run_script(spec)]
     return " ".join(shlex.quote(p) for p in parts)
 
 
-def _disk_full(text: str) -> bool:
-    return "no space left on device" in text.lower()
-
-
-def build_failure(ref: str, plan: DockerfilePlan, done: Finished, log_path: Path) -> HarnessError:
-    """The step that failed (the last `+ cmd` line of `set -x`), why, and the log's tail."""
-    lines = done.output.rstrip().splitlines()
-    step = next((ln[2:] for ln in reversed(lines) if ln.startswith("+ ")), " && ".join(plan.runs))
-    tail = "\n".join(lines[-LOG_TAIL:])
-    if done.exit_code is None:
-        what = "timed out"
-    elif done.oom_killed:
-        what = "was killed for memory (OOM)"
-    else:
-        what = f"failed with exit status {done.exit_code}"
-    if _disk_full(done.output):
-        what += ": the disk is full"
-    return BuildFailed(
-        f"building {ref} {what} at step: {step}\n--- last {LOG_TAIL} lines ---\n{tail}",
-        help=f"the full log is in {log_path}",
-    )
+# ---------------------------------------------------------------- the backend
 
 
 class DockerBackend:
-    def __init__(self, client: docker.DockerClient):
-        self.client = client
+    """`connect` is called on first use: `identity` (and so `harness run --dry-run`) needs no
+    engine."""
 
-    # ---------------------------------------------------------------- images
+    name = "docker"
 
-    def image_id(self, ref: str) -> str | None:
-        try:
-            image_id: str | None = self.client.images.get(ref).id
-        except ImageNotFound:
-            return None
-        return image_id
+    def __init__(self, builder: Builder, connect: Callable[[], Engine]):
+        self.builder = builder
+        self._connect = connect
+        self._engine: Engine | None = None
 
-    def image_labels(self, ref: str) -> dict[str, str]:
-        labels: dict[str, str] = self.client.images.get(ref).labels or {}
-        return labels
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = self._connect()
+        return self._engine
 
-    def image_size(self, ref: str) -> int:
-        size: int = self.client.images.get(ref).attrs["Size"]
-        return size
+    def identity(self, stack: Stack) -> str | None:
+        if stack.base == "cuda":
+            raise _cuda_flavour(stack)
+        spec = self.builder.identity(stack)
+        return spec.ref if spec else None
 
-    def remove_image(self, ref: str) -> None:
-        with suppress(ImageNotFound):
-            self.client.images.remove(ref, force=True)
+    def prepare(self, stack: Stack) -> Target:
+        if stack.base == "cuda":
+            raise _cuda_flavour(stack)
+        job, downloaded = self.builder.job(stack, ())
+        built = self.builder.build(job)
+        identity = self.builder.identity(stack)
+        assert job.spec.lock is not None and identity is not None  # job() wrote the lock
+        return Target(
+            stack=stack,
+            ref=built.ref,
+            identity=identity.ref,
+            lock=job.spec.lock,
+            status=built.status,
+            seconds=built.seconds,
+            downloaded=built.downloaded + downloaded,
+            size=built.size,
+        )
 
-    def import_rootfs(self, tar: Path, ref: str, changes: Sequence[str]) -> str:
-        """`docker import` a root filesystem tarball as `ref`."""
-        repo, _, tag = ref.rpartition(":")
-        try:
-            self.client.api.import_image_from_file(
-                str(tar), repository=repo, tag=tag, changes=list(changes)
-            )
-        except APIError as exc:
-            raise self._engine_error(f"importing {tar.name} as {ref}", str(exc)) from None
-        got = self.image_id(ref)
-        if got is None:
-            raise BuildFailed(f"docker import of {tar.name} did not produce {ref}")
-        return got
-
-    # ---------------------------------------------------------------- containers
-
-    @contextmanager
-    def container(
-        self,
-        image: str,
-        command: Sequence[str],
-        *,
-        kind: str,
-        mounts: Sequence[Mount] = (),
-        network: bool = False,
-        user: str | None = None,
-        env: Mapping[str, str] | None = None,
-        **hardening: Any,
-    ) -> Iterator[Container]:
-        """A created (not started) container, removed on the way out whatever happens."""
-        name = f"stackmatrix-{kind}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        # A build container is committed, and `docker commit` copies its labels into the image
-        # (then into every container made from it): only run containers are labelled.
-        labels = {} if kind == "build" else {LABEL: name}
-        volumes = {
-            str(m.source): {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in mounts
-        }
-        created = None
-        try:
-            created = self.client.containers.create(
-                image,
-                list(command),
-                name=name,
-                labels=labels,
-                volumes=volumes,
-                network_mode="bridge" if network else "none",
-                user=user,
-                environment=dict(env or {}),
-                detach=True,
-                **hardening,
-            )
-            yield created
-        finally:
-            # Interrupted while `create` was in flight, the daemon may still have made it: look
-            # it up by its name rather than trust that nothing exists.
-            with suppress(NotFound):
-                (created or self.client.containers.get(name)).remove(force=True)
-
-    def finish(self, container: Container, timeout: float) -> Finished:
-        container.start()
-        try:
-            status = container.wait(timeout=timeout)
-            code: int | None = int(status.get("StatusCode", -1))
-        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-            container.kill()
-            code = None
-        raw = container.logs(stdout=True, stderr=True)
-        if len(raw) > LOG_CAP:  # keep the end: the decisive lines are usually last
-            raw = b"[... %d bytes cut ...]\n" % (len(raw) - LOG_CAP) + raw[-LOG_CAP:]
-        output = raw.decode("utf-8", "replace")
-        container.reload()
-        oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
-        return Finished(exit_code=code, output=output, oom_killed=oom)
-
-    def run(
-        self,
-        image: str,
-        command: Sequence[str],
-        *,
-        timeout: float = 600,
-        mounts: Sequence[Mount] = (),
-        user: str | None = None,
-    ) -> Finished:
-        """Run a command in a fresh container with no network; the container is removed."""
-        with self.container(image, command, kind="run", mounts=mounts, user=user) as c:
-            return self.finish(c, timeout)
-
-    def run_spec(self, spec: RunSpec, mounts: Sequence[Mount]) -> Finished:
-        """One probe run: fresh container, no network, faults applied by a root setup that then
-        drops to uid 1000 with every capability set empty (no-new-privileges throughout)."""
-        hardening: dict[str, Any] = {
-            "cap_drop": ["ALL"],
-            "cap_add": SETUP_CAPS,
-            "security_opt": ["no-new-privileges"],
-            "pids_limit": PIDS_LIMIT,
-        }
-        if spec.memory_limit is not None:
-            hardening["mem_limit"] = spec.memory_limit
-            hardening["memswap_limit"] = spec.memory_limit
-        if spec.gpu:
-            hardening["device_requests"] = [
-                docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
-            ]
-        with self.container(
-            spec.image,
+    def run(self, spec: RunSpec, target: Target) -> Finished:
+        with self.engine.container(
+            target.ref,
             ["sh", "-c", run_script(spec)],
             kind="run",
-            mounts=mounts,
+            mounts=spec.mounts,
             user="0",
-            env=dict(spec.env),
-            **hardening,
+            env=container_env(spec),
+            **hardening(spec),
         ) as c:
-            return self.finish(c, spec.timeout)
-
-    def commit_build(
-        self,
-        plan: DockerfilePlan,
-        ref: str,
-        *,
-        mounts: Sequence[Mount],
-        log_path: Path,
-        timeout: float,
-    ) -> str:
-        """Execute a rendered Dockerfile as run + commit: its RUN steps in one container with no
-        network and the given read-only mounts, then `commit` with its other instructions."""
-        script = " && ".join(f"( {r} )" for r in plan.runs) or "true"
-        with self.container(
-            plan.base, ["sh", "-c", f"set -x; {script}"], kind="build", mounts=mounts, user="0"
-        ) as c:
-            done = self.finish(c, timeout)
-            atomic_write(log_path, done.output)
-            if done.exit_code != 0:
-                raise build_failure(ref, plan, done, log_path)
-            try:
-                repo, _, tag = ref.rpartition(":")
-                image = c.commit(repository=repo, tag=tag, changes=list(plan.changes))
-            except APIError as exc:
-                raise self._engine_error(f"committing {ref}", str(exc)) from None
-        image_id = image.id
-        if image_id is None:
-            raise BuildFailed(f"committing {ref} gave no image id")
-        return image_id
-
-    def _engine_error(self, doing: str, text: str) -> HarnessError:
-        if _disk_full(text):
-            return BuildFailed(
-                f"{doing}: the disk is full ({text.strip()})",
-                help="free space where Docker keeps images (`docker system df`)",
-            )
-        return BuildFailed(f"{doing}: {text.strip()}")
-
-    def free_bytes(self) -> tuple[str, int]:
-        """Docker's data root and the bytes free there (the engine runs on this machine)."""
-        root = str(self.client.info().get("DockerRootDir", "/var/lib/docker"))
-        try:
-            return root, shutil.disk_usage(root).free
-        except OSError:  # a remote engine: nothing to measure from here
-            return root, -1
-
-    def _ours(self) -> list[tuple[Container, int]]:
-        """Containers this harness made (any process), with the pid of the one that made it."""
-        found = []
-        for c in self.client.containers.list(all=True, filters={"name": "stackmatrix-"}):
-            m = _NAME.match(str(c.name))
-            if m:
-                found.append((c, int(m.group(1))))
-        return found
+            return self.engine.finish(c, spec.timeout)
 
     def sweep(self) -> list[str]:
-        """Remove containers whose harness process is gone (it was killed with -9, say)."""
-        removed = []
-        for c, pid in self._ours():
-            if not proc.alive(pid):
-                with suppress(NotFound):
-                    c.remove(force=True)
-                    removed.append(str(c.name))
-        return removed
+        return self.engine.sweep()
 
-    def leftovers(self, owner: int | None = None) -> list[str]:
-        """Containers made by process `owner`, or, without one, orphans: those whose harness
-        process is gone. (Other harness processes may share the engine.)"""
-        return [
-            str(c.name)
-            for c, pid in self._ours()
-            if (pid == owner if owner is not None else not proc.alive(pid))
-        ]
+    def command(self, spec: RunSpec, target: Target) -> str:
+        """How to run it by hand (`harness reproduce`)."""
+        return docker_run_command(spec, target.ref)
+
+
+def _cuda_flavour(stack: Stack) -> NotRunnableHere:
+    return NotRunnableHere(
+        f"{stack.slug}: a cuda-flavour stack runs where nvidia/cuda can be pulled",
+        help=f"`harness render {stack.slug}` prints its Dockerfile",
+    )

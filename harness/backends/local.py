@@ -5,23 +5,25 @@ A spec names container paths (/opt/stack, /probe, /faults/N); they become host p
 faults never touch an installation:
 
 * A venv built here (`ensure_venv`) gets, for each run with file faults, a hard-link copy
-  (`cp -al`) that the setup changes. That is safe only because every setup command removes and
-  recreates a file, never writes into one (a write through a link would change the shared venv):
-  `setup_targets` accepts only the shapes faults.py makes, so a new primitive cannot slip by. The
-  venv's files are read-only as well, so a probe that is not root cannot write into them either.
+  (`cp -al`) that the run's file operations change. That is safe only because every operation
+  removes and recreates a path, never writes into a file (a write through a link would change
+  the shared venv): harness/backends/fileops.py applies them, typed steps read from JSON, never
+  shell text. The venv's files are read-only as well, so a probe that is not root cannot write
+  into them either.
 * An interpreter we must not copy (`use_python`: a runner with the frameworks preinstalled) runs
   in a private mount namespace (`unshare --mount`, with `--map-root-user` when not root) with a
-  kernel overlayfs over its site-packages: the setup writes only into the overlay's upper folder.
+  kernel overlayfs over its site-packages: the operations write only into the overlay's upper
+  folder.
   A fault on a host file outside the environment (no-driver hides the driver's libcuda) gets the
   same overlay over that file's folder, whichever the environment; hiding what the host does not
-  have is nothing to do. No setup command ever acts on a path outside a copy or an overlay.
+  have is nothing to do. No operation ever acts on a path outside a copy or an overlay.
 
 Unlike Docker: no network or pids isolation, the probe runs as the caller, and the memory limit
 is an address-space rlimit (`ulimit -v`), not a cgroup: it counts mapped, not resident, memory,
 so a CUDA context (which reserves a lot of address space) fails to start under a limit that a
 container would allow, and a run over it sees allocation errors instead of the OOM killer.
 
-The pure part (container paths, the setup commands accepted, the run's script) is in
+The pure part (container paths, where each operation acts, the run's script) is in
 harness.backends.local_script; venvs and interpreters apart from the backend instance (a venv's
 content address, inspecting an interpreter) in harness.backends.venv.
 """
@@ -36,29 +38,38 @@ import shutil
 import stat
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from harness import proc
+from harness.backends import NotRunnableHere, PrepareFailed, Target
 from harness.backends.local_script import (
+    FAILED_TO_START,
     Environment,
     LocalError,
     base_env,
+    ops_json,
     overlay_mounts,
     path_table,
     place,
     run_script,
 )
-from harness.backends.venv import VENV_FORMAT, inspect, parse_inspection, remove_tree, venv_key
-from harness.lock import WheelCache, fetch
-from harness.model import Finished, Lock, Mount, ProcResult, RunSpec, Stack, major_minor
+from harness.backends.venv import (
+    VENV_FORMAT,
+    inspect,
+    lock_identity,
+    parse_inspection,
+    remove_tree,
+    venv_key,
+)
+from harness.lock import WheelCache, fetch, host_lock, read_lock
+from harness.model import Finished, Lock, ProcResult, RunSpec, Stack, major_minor
 
 LOG_CAP = 4 * 1024 * 1024  # as DockerBackend: keep the end of a longer output
 MARK = "stackmatrix-venv.json"  # written last: a venv folder without it is not finished
 BUILD_TIMEOUT, COPY_TIMEOUT = 3600.0, 900.0
-FAILED_TO_START = 125  # the script's own exit status when its namespace could not be set up
 _OWNED = re.compile(r"^(?:run|.+\.build)-(?P<host>.+)-(?P<pid>\d+)-[\w]+$")
 
 
@@ -119,27 +130,77 @@ def _oom_kills() -> int | None:
 
 class LocalBackend:
     """Runs specs on this host. `root`: the stackmatrix cache (venvs/, runs/ beside wheels/);
-    `env`: the host environment (filtered by base_env); `python`: the interpreter venvs are
-    built with (default: this one, else python<lock's version> on PATH); `userns`: use an
-    unprivileged user namespace for --python runs (default: when not root)."""
+    `env`: the host environment (filtered by base_env); `locks`: the folder of stack locks
+    (images/locks); `python`: the interpreter venvs are built with (default: this one, else
+    python<lock's version> on PATH); `userns`: use an unprivileged user namespace for --python
+    runs (default: when not root)."""
+
+    name = "local"
 
     def __init__(
         self,
         *,
         root: Path,
         env: Mapping[str, str],
+        locks: Path | None = None,
         python: Path | None = None,
         userns: bool | None = None,
     ):
         self.root = root
         self.env = base_env(env)
+        self.locks = locks
         self.python = python
         self.userns = os.geteuid() != 0 if userns is None else userns
+        self.cache = WheelCache(root)
+        self._given: dict[Stack, str] = {}  # stacks of interpreters named with --python
         # Overlay layers cannot live on NFS (where a cluster's home, so the cache, often is).
         tmp = Path(env.get("TMPDIR") or tempfile.gettempdir())
         self.scratch = tmp / f"stackmatrix-runs-{os.geteuid()}"
         self._envs: dict[str, Environment] = {}
         self._namespace_checked = False
+
+    # ---- the seam: identity, prepare, run, sweep
+
+    def identity(self, stack: Stack) -> str | None:
+        if stack in self._given:
+            return self._given[stack]
+        lock = self._lock(stack)
+        return f"venv-{lock_identity(lock)}" if lock else None
+
+    def prepare(self, stack: Stack) -> Target:
+        if stack in self._given:
+            ref = self._given[stack]
+            return Target(stack=stack, ref=ref, identity=ref, lock=host_lock(stack), status="given")
+        lock = self._lock(stack)
+        if lock is None:
+            raise PrepareFailed(
+                f"no lock for {stack.slug} in images/locks/",
+                help="`harness build --stack SLUG --relock` on a machine with Docker writes it",
+            )
+        t = time.monotonic()
+        hit = (self.venv_path(lock) / MARK).is_file()
+        return Target(
+            stack=stack,
+            ref=self.ensure_venv(lock, self.cache),
+            identity=f"venv-{lock_identity(lock)}",
+            lock=lock,
+            status="cache-hit" if hit else "built",
+            seconds=time.monotonic() - t,
+        )
+
+    def _lock(self, stack: Stack) -> Lock | None:
+        if stack.base != "offline":
+            raise NotRunnableHere(
+                f"{stack.slug}: not run locally (its CUDA comes from the image)",
+                help="run it with --backend docker where nvidia/cuda can be pulled",
+            )
+        return read_lock(self.locks / f"{stack.slug}.json") if self.locks else None
+
+    def given(self, python: Path, framework: str | None = None) -> Stack:
+        """An interpreter the host has, as a stack of its own (`--python`)."""
+        ref, stack = self.use_python(python, framework)
+        self._given[stack] = ref
+        return stack
 
     # ---- environments
 
@@ -205,12 +266,16 @@ class LocalBackend:
             f"python{version} on PATH, or pass its path as the base interpreter",
         )
 
+    def venv_path(self, lock: Lock) -> Path:
+        base, full = self.base_python(lock.python)
+        return self.root / "venvs" / venv_key(lock, base, full)
+
     def ensure_venv(self, lock: Lock, cache: WheelCache) -> str:
         """The lock's venv, built once (content-addressed) into root/venvs/<key>; the image
         string for its RunSpecs. Built in a folder of its own, then published by a symlink, so an
         interrupted build is never taken for a finished one."""
-        base, full = self.base_python(lock.python)
-        final = self.root / "venvs" / venv_key(lock, base, full)
+        base, _ = self.base_python(lock.python)
+        final = self.venv_path(lock)
         if (final / MARK).is_file():
             return str(final)
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -268,33 +333,48 @@ class LocalBackend:
         finally:
             remove_tree(run)
 
-    def run_spec(self, spec: RunSpec, mounts: Sequence[Mount]) -> Finished:
-        """One probe run with the spec's faults, like DockerBackend.run_spec (exit_code None on
+    def run(self, spec: RunSpec, target: Target) -> Finished:
+        """One probe run with the spec's operations, like DockerBackend.run (exit_code None on
         timeout, output = stdout and stderr, oom flag)."""
-        env = self.environment(spec.image)
-        table = path_table(env.prefix, env.site, env.version, mounts)
-        where = place(spec.setup, table, [env.site, env.prefix])
-        spec = replace(spec, setup=where.setup)
+        env = self.environment(target.ref)
+        table = path_table(env.prefix, env.site, env.version, spec.mounts)
+        where = place(spec, table, [env.site, env.prefix])
         with self._run_dir(self.root / "runs" if env.owned else self.scratch) as run:
-            argv, overlay = ["sh", "-c"], list(where.host_dirs)
+            argv, overlay, roots = ["sh", "-c"], list(where.host_dirs), list(where.host_dirs)
             if env.owned and where.roots:
                 env = self._copy(env, run / "venv")
-                table = path_table(env.prefix, env.site, env.version, mounts)
+                table = path_table(env.prefix, env.site, env.version, spec.mounts)
+                where = place(spec, table, [env.site, env.prefix])
+                roots.append(env.prefix)
             else:
                 overlay += where.roots
+                roots += where.roots
             overlays = ""
             if overlay:
                 argv = [*self._unshare(), *argv]
                 overlays = overlay_mounts(_outermost(overlay), run, userns=self.userns)
-            script = run_script(spec, table, env, home=run / "home", overlays=overlays)
+            ops_file = None
+            if where.steps:
+                ops_file = run / "ops.json"
+                ops_file.write_text(ops_json(where.steps, roots), encoding="utf-8")
+            script = run_script(
+                spec,
+                table,
+                env,
+                home=run / "home",
+                base=self.env,
+                overlays=overlays,
+                ops_file=ops_file,
+                helper=sys.executable,
+            )
             path = f"{env.python.parent}:{self.env.get('PATH', os.defpath)}"
             child_env = {**self.env, "HOME": str(run / "home"), "TMPDIR": str(run / "tmp")}
             before = _oom_kills()
             res = proc.run(
                 [*argv, script], timeout=spec.timeout, env={**child_env, "PATH": path}, group=True
             )
-            if res.returncode == FAILED_TO_START and "stackmatrix: overlay failed" in res.stdout:
-                raise LocalError(f"could not set up the run's overlay:\n{res.stdout[-2000:]}")
+            if res.returncode == FAILED_TO_START and "stackmatrix: run setup failed" in res.stdout:
+                raise LocalError(f"could not set up the run:\n{res.stdout[-2000:]}")
             return finished(res, (before, _oom_kills()))
 
     def _copy(self, env: Environment, dest: Path) -> Environment:

@@ -1,11 +1,15 @@
-"""The local backend's pure part: container paths -> host paths, the fault setup commands it
-accepts and where they act, and the shell script and environment a run executes; also what the
-local backend's modules share (LocalError, Environment). How faults stay off an installation:
-harness.backends.local's module doc."""
+"""The local backend's pure part: container paths -> host paths, where each file operation acts,
+and the shell script and environment a run executes; also what the local backend's modules share
+(LocalError, Environment). How faults stay off an installation: harness.backends.local's doc.
+
+File operations are never shell text here: they become `Step` values, written as JSON for
+harness/backends/fileops.py, which applies them with os and shutil inside the run's namespace.
+"""
 
 from __future__ import annotations
 
 import glob
+import json
 import os
 import re
 import shlex
@@ -14,22 +18,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.faults import VENV
-from harness.model import Mount, RunSpec
+from harness.faults import VENV, site
+from harness.model import (
+    FaultOp,
+    Hide,
+    Mount,
+    Preload,
+    PrependPath,
+    Replace,
+    RunSpec,
+    SetEnv,
+    Truncate,
+    UnsetEnv,
+)
 
-_SHELL_SAFE = re.compile(r"^[\w@%+=:,./-]+$")  # host paths go into shell text unquoted
 _DROPPED_ENV = ("PYTHON", "VIRTUAL_ENV", "PIP_", "LD_PRELOAD", "LD_LIBRARY_PATH", "XDG_CACHE")
-# The setup commands faults.py makes, each removing and recreating what it changes (module doc
-# of harness.backends.local).
-_SHAPES = {
-    "hide": re.compile(r"rm -rf -- (?P<target>\S+)"),
-    "truncate": re.compile(
-        r"head -c \d+ (?P<target>\S+) > (?P=target)\.cut && rm -f (?P=target)"
-        r" && mv (?P=target)\.cut (?P=target)"
-    ),
-    # a file or a folder from another wheel, copied in after the original is removed
-    "replace": re.compile(r"rm -(?:f|rf --) (?P<target>\S+) && cp (?:-R )?\S+ (?P=target)"),
-}
+FILEOPS = Path(__file__).resolve().parent / "fileops.py"
+FAILED_TO_START = 125  # the script's own exit status when its overlay or faults failed
 
 
 class LocalError(HarnessError):
@@ -50,12 +55,25 @@ class Environment:
     owned: bool
 
 
-# ---------------------------------------------------------------- pure: paths, script, env
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    """One file operation on host paths: `path` may be a pattern (hide only)."""
+
+    kind: str  # hide | truncate | replace
+    path: str
+    size: int | None = None
+    source: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"kind": self.kind, "path": self.path, "size": self.size, "source": self.source}
 
 
-def path_table(venv: Path, site: Path, version: str, mounts: Sequence[Mount]) -> dict[str, str]:
+# ---------------------------------------------------------------- paths
+
+
+def path_table(venv: Path, site_dir: Path, version: str, mounts: Sequence[Mount]) -> dict[str, str]:
     """Container path -> host path, for the venv (or interpreter) and the mounts."""
-    table = {VENV: str(venv), f"{VENV}/lib/python{version}/site-packages": str(site)}
+    table = {VENV: str(venv), site(version): str(site_dir)}
     for m in mounts:
         if m.target in table:
             raise LocalError(f"mount target {m.target} is also the stack's venv")
@@ -63,89 +81,79 @@ def path_table(venv: Path, site: Path, version: str, mounts: Sequence[Mount]) ->
     return table
 
 
-def translate(text: str, table: Mapping[str, str], *, shell: bool = False) -> str:
-    """Replace whole container paths (longest first; /faults/1 is not a prefix of /faults/10).
-    `shell`: the text is a setup command, whose paths are unquoted (globs): refuse a host path
-    the shell would split."""
+def host_path(path: str, table: Mapping[str, str]) -> str | None:
+    """The host path of a container path under one of the table's folders (the longest that
+    holds it), else None."""
+    for key in sorted(table, key=len, reverse=True):
+        if path == key or path.startswith(f"{key}/"):
+            return table[key] + path[len(key) :]
+    return None
 
-    def host(m: re.Match[str]) -> str:
-        path = table[m.group(0)]
-        if shell and not _SHELL_SAFE.match(path):
-            raise LocalError(
-                f"host path {path!r} has characters the fault setup cannot take unquoted",
-                help="set STACKMATRIX_CACHE (and TMPDIR) to folders whose path has no spaces",
-            )
-        return path
 
+def translate(text: str, table: Mapping[str, str]) -> str:
+    """A probe argument or an environment value: whole container paths -> host paths (longest
+    first; /faults/1 is not a prefix of /faults/10)."""
     if not table:
         return text
     keys = sorted(table, key=len, reverse=True)
     pattern = re.compile(r"(?<![\w.-])(?:" + "|".join(map(re.escape, keys)) + r")(?![\w.-])")
-    return pattern.sub(host, text)
+    return pattern.sub(lambda m: table[m.group(0)], text)
 
 
-def setup_targets(setup: Sequence[str]) -> list[tuple[str, str]]:
-    """(kind, path) for each setup command: the path (a shell word, maybe a glob) it removes and
-    recreates. An error for any other command: it might write through a hard link."""
-    found = []
-    for cmd in setup:
-        hit = next(((k, m) for k, s in _SHAPES.items() if (m := s.fullmatch(cmd))), None)
-        if hit is None:
-            raise LocalError(
-                f"the local backend does not know the fault setup command {cmd!r}",
-                help="a new fault primitive must remove and recreate files (never write in place);"
-                " add its command shape to harness/backends/local_script.py _SHAPES",
-            )
-        found.append((hit[0], hit[1]["target"]))
-    return found
+# ---------------------------------------------------------------- where file operations act
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Placement:
-    """Where a run's setup acts: `setup` (commands with something to do), the environment's
-    roots it changes, and other host folders it changes (each gets an overlay)."""
+    """Where a run's file operations act: the steps with something to do, the environment's
+    roots they change, and other host folders they change (each gets an overlay)."""
 
-    setup: tuple[str, ...]
+    steps: tuple[Step, ...]
     roots: tuple[Path, ...]
     host_dirs: tuple[Path, ...]
 
 
-def place(setup: Sequence[str], table: Mapping[str, str], roots: Sequence[Path]) -> Placement:
-    """Sort setup commands by where they act; refuse a path with `..` or one whose symlinks
-    lead out of its root. Outside the environment (e.g. the driver's libcuda) the folders the
-    path names get an overlay, and hiding what this host does not have is nothing to do."""
-    kept, used, host_dirs = [], [], []
-    for cmd, (kind, word) in zip(setup, setup_targets(setup), strict=True):
-        path = _literal(translate(word, table))
-        root = next((r for r in roots if path.startswith(f"{r}/")), None)
-        hits = glob.glob(path)
+def place(spec: RunSpec, table: Mapping[str, str], roots: Sequence[Path]) -> Placement:
+    """Steps on host paths, sorted by where they act. A path in the environment must not lead
+    out of it through a symlink; outside it (the driver's libcuda) the folders the path names
+    get an overlay, and hiding what this host does not have is nothing to do."""
+    steps, used, host_dirs = [], [], []
+    for op in spec.ops:
+        step = _step(op, spec, table)
+        if step is None:
+            continue
+        root = next((r for r in roots if step.path.startswith(f"{r}/")), None)
+        hits = glob.glob(step.path)
         if root is not None:
-            for hit in hits or [path]:
+            for hit in hits or [step.path]:
                 _must_stay_in(hit, root)
             used.append(root)
-        elif kind == "hide" and not hits:
+        elif step.kind == "hide" and not hits:
             continue
         else:
-            for folder in {os.path.dirname(h) for h in hits or [path]}:
-                if folder == "/":
-                    raise LocalError(f"fault path {path}: the local backend cannot overlay /")
-                if not os.path.isdir(folder):
-                    raise LocalError(f"fault path {path}: no folder {folder} on this host")
+            for folder in {os.path.dirname(h) for h in hits or [step.path]}:
+                if folder == "/" or not os.path.isdir(folder):
+                    raise LocalError(f"fault path {step.path}: no folder {folder} to overlay")
                 host_dirs.append(Path(folder))
-        kept.append(cmd)
+        steps.append(step)
     return Placement(
-        setup=tuple(kept),
+        steps=tuple(steps),
         roots=tuple(dict.fromkeys(used)),
         host_dirs=tuple(dict.fromkeys(host_dirs)),
     )
 
 
-def _literal(word: str) -> str:
-    parts = shlex.split(word)
-    path = parts[0] if len(parts) == 1 else ""
-    if not path.startswith("/") or ".." in path.split("/") or path.endswith("/"):
-        raise LocalError(f"fault path {word!r} must be absolute, without '..' or a final '/'")
-    return path
+def _step(op: FaultOp, spec: RunSpec, table: Mapping[str, str]) -> Step | None:
+    if not isinstance(op, Hide | Truncate | Replace):
+        return None
+    # Outside the stack only hide may act (faults.resolve checked it): on the host's own file.
+    path = host_path(op.path, table) or op.path
+    if isinstance(op, Hide):
+        return Step(kind="hide", path=path)
+    if isinstance(op, Truncate):
+        return Step(kind="truncate", path=path, size=op.size)
+    source = host_path(spec.source(op.source), table)
+    return Step(kind="replace", path=path, source=source)
 
 
 def _must_stay_in(path: str, root: Path) -> None:
@@ -154,36 +162,69 @@ def _must_stay_in(path: str, root: Path) -> None:
         raise LocalError(f"fault path {path} leads out of {root} (through a symlink)")
 
 
-def probe_env(spec: RunSpec, table: Mapping[str, str], env: Environment) -> list[str]:
-    """`env` arguments for the probe: unset first, then the spec's values with host paths."""
+def ops_json(steps: Sequence[Step], roots: Sequence[Path]) -> str:
+    """What fileops.py reads: the steps, and the folders they may change."""
+    return json.dumps({"roots": [str(r) for r in roots], "steps": [s.to_json() for s in steps]})
+
+
+# ---------------------------------------------------------------- the run's script
+
+
+def probe_env(
+    spec: RunSpec, table: Mapping[str, str], env: Environment, base: Mapping[str, str]
+) -> tuple[list[str], dict[str, str]]:
+    """(names to unset, values) for the probe: the spec's operations with host paths."""
     values = {"PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     if env.owned:
         values["VIRTUAL_ENV"] = str(env.prefix)
-    values.update((k, translate(v, table)) for k, v in spec.env)
-    for name in spec.unset:  # as in Docker: unset wins over the spec's own values
+    unset: list[str] = []
+    for op in spec.ops:
+        if isinstance(op, SetEnv):
+            values[op.name] = translate(op.value, table)
+        elif isinstance(op, UnsetEnv):
+            unset.append(op.name)
+        elif isinstance(op, PrependPath | Preload):
+            src = spec.source(op.source)
+            first = host_path(src, table) or src
+            rest = values.get(op.var, base.get(op.var, ""))
+            values[op.var] = f"{first}:{rest}" if rest else first
+    for name in unset:  # as in Docker: unset wins over the spec's own values
         values.pop(name, None)
-    if not spec.gpu:  # Docker gives such a run no device at all; here the host's are hidden
+    if not spec.sees_gpu:  # Docker gives such a run no device at all; here the host's are hidden
         values["CUDA_VISIBLE_DEVICES"] = ""
-    args = [f"-u {shlex.quote(name)}" for name in spec.unset]
-    return args + [shlex.quote(f"{k}={v}") for k, v in sorted(values.items())]
+    return unset, values
 
 
 def run_script(
-    spec: RunSpec, table: Mapping[str, str], env: Environment, *, home: Path, overlays: str = ""
+    spec: RunSpec,
+    table: Mapping[str, str],
+    env: Environment,
+    *,
+    home: Path,
+    base: Mapping[str, str],
+    overlays: str = "",
+    ops_file: Path | None = None,
+    helper: str = "",
 ) -> str:
-    """The shell a run executes: (overlay mounts), the fault setup, then the probe."""
+    """The shell a run executes: (overlay mounts), the file operations (by `helper`, a Python,
+    reading `ops_file`), then the probe. Every value in it is quoted."""
+    q = shlex.quote
     argv = list(spec.argv)
     if argv and re.fullmatch(r"python(3(\.\d+)?)?", argv[0]):
         argv[0] = str(env.python)
-    argv = [shlex.quote(translate(a, table)) for a in argv]
     lines = ["exec 2>&1", "set -e"]
+    failed = f"|| {{ echo 'stackmatrix: run setup failed'; exit {FAILED_TO_START}; }}"
     if overlays:
-        lines.append(f"{overlays} || {{ echo 'stackmatrix: overlay failed'; exit 125; }}")
-    lines += [translate(cmd, table, shell=True) for cmd in spec.setup]
-    lines.append(f"cd {shlex.quote(str(home))}")
-    if spec.memory_limit is not None:  # address space, see the module doc
+        lines.append(f"{overlays} {failed}")
+    if ops_file is not None:
+        lines.append(f"{q(helper)} -I -S {q(str(FILEOPS))} {q(str(ops_file))} {failed}")
+    lines.append(f"cd {q(str(home))}")
+    if spec.memory_limit is not None:  # address space, see the module doc of local
         lines.append(f"ulimit -v {max(1, spec.memory_limit // 1024)}")
-    lines.append(" ".join(["exec env", *probe_env(spec, table, env), *argv]))
+    unset, values = probe_env(spec, table, env, base)
+    words = [f"-u {q(n)}" for n in unset] + [q(f"{k}={v}") for k, v in sorted(values.items())]
+    words += [q(translate(a, table)) for a in argv]
+    lines.append(" ".join(["exec env", *words]))
     return "\n".join(lines)
 
 

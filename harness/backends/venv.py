@@ -21,6 +21,14 @@ VENV_FORMAT = 1  # part of a venv's content address: bump when the way one is bu
 INSPECT_TIMEOUT = 300.0
 
 
+def lock_identity(lock: Lock) -> str:
+    """What a venv built from this lock holds, from the lock alone (no interpreter is run)."""
+    h = hashlib.sha256(f"{VENV_FORMAT}\0{lock.python}\0".encode())
+    for w in sorted(lock.wheels, key=lambda w: w.filename):
+        h.update(f"{w.filename}\0{w.sha256}\0".encode())
+    return h.hexdigest()[:20]
+
+
 def venv_key(lock: Lock, base_python: str, base_version: str) -> str:
     h = hashlib.sha256(f"{VENV_FORMAT}\0{base_python}\0{base_version}\0".encode())
     for w in sorted(lock.wheels, key=lambda w: w.filename):

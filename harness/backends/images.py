@@ -1,24 +1,26 @@
-"""plan -> one image per stack: base, lock, wheels, content-addressed build or cache hit.
+"""A stack -> its image: base, lock, wheels, content-addressed build or cache hit (what the
+Docker backend's `prepare` does).
 
 The decision (which refs, hit or miss) is cheap: reading locks, rendering templates and asking
-the engine whether a tag exists. Only a miss downloads wheels or builds.
+the engine whether a tag exists. Only a miss downloads wheels or builds. `identity` needs no
+engine at all: the image rendered over its base recipe's digest instead of the base's image id.
 """
 
 from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from harness.backends.docker import DockerBackend, Mount
+from harness.backends.engine import Engine
 from harness.base import Base, ensure_base, read_recipe
 from harness.compat import Knowledge
 from harness.console import Console, human_bytes
 from harness.errors import ConfigError, HarnessError
 from harness.lock import WheelCache, fetch, read_lock, resolve, write_lock
-from harness.model import ImageJob, Plan, Stack
+from harness.model import ImageJob, ImageSpec, Lock, Mount, Stack
 from harness.render import cuda_base_ref, image_spec, requirements
 
 BUILD_TIMEOUT = 3600.0
@@ -51,29 +53,27 @@ class BuildResult:
         }
 
 
-def group(plan: Plan) -> list[tuple[Stack, tuple[str, ...]]]:
-    """One entry per stack, with the cells that run in its image (faults apply at run time)."""
-    by_stack: dict[Stack, list[str]] = {}
-    for cell in plan.cells:
-        by_stack.setdefault(cell.stack, []).append(cell.id)
-    return [(s, tuple(ids)) for s, ids in by_stack.items()]
-
-
 class Builder:
     def __init__(
         self,
         *,
         kb: Knowledge,
-        backend: DockerBackend,
+        engine: Callable[[], Engine],
         paths: Paths,
         templates: Mapping[str, str],
         console: Console,
         relock: bool = False,
     ):
-        self.kb, self.backend, self.paths = kb, backend, paths
+        self.kb, self._engine, self.paths = kb, engine, paths
         self.templates, self.console, self.relock = templates, console, relock
         self.wheels = WheelCache(paths.cache)
         self._bases: dict[str, Base] = {}
+        self._relocked: set[str] = set()
+
+    @property
+    def backend(self) -> Engine:
+        """The engine, connected on first use (identity and rendering need none)."""
+        return self._engine()
 
     def base_for(self, stack: Stack) -> Base:
         row = self.kb.offline_base(stack.python)
@@ -92,6 +92,46 @@ class Builder:
             self._bases[row.os] = base
         return self._bases[row.os]
 
+    def render(self, stack: Stack) -> ImageSpec:
+        """The stack's image from files alone (`harness render`): its lock as it is (none: the
+        plain requirements), its base recipe's tag standing for the base image's id."""
+        if stack.base == "cuda":
+            ref = cuda_base_ref(stack, self.kb)
+            return image_spec(
+                stack, kb=self.kb, lock=None, base_ref=ref, base_id=ref, templates=self.templates
+            )
+        row = self.kb.offline_base(stack.python)
+        if row is None:
+            raise ConfigError(f"{stack.slug}: no offline base OS ships Python {stack.python}")
+        recipe = read_recipe(self.paths.images / "offline-base", row.os)
+        return image_spec(
+            stack,
+            kb=self.kb,
+            lock=read_lock(self.lock_path(stack)),
+            base_ref=recipe.ref,
+            base_id=recipe.ref,
+            templates=self.templates,
+        )
+
+    def identity(self, stack: Stack) -> ImageSpec | None:
+        """What the stack's results depend on, from files alone: None when its lock is missing
+        or stale (known once `job` has resolved it)."""
+        lock = read_lock(self.lock_path(stack))
+        if stack.base != "cuda" and (lock is None or self._stale(stack, lock)):
+            return None
+        return self.render(stack)
+
+    def _wanted(self, stack: Stack) -> tuple[tuple[str, ...], tuple[str, ...], str, str]:
+        release = self.kb.release(stack.framework, stack.framework_version)
+        variant = release.variant(stack.cuda) if release else None
+        assert release is not None and variant is not None  # the plan checked it
+        reqs, overrides = requirements(stack, variant, release.package)
+        return tuple(reqs), tuple(overrides), variant.index, stack.python
+
+    def _stale(self, stack: Stack, lock: Lock) -> bool:
+        have = (lock.requirements, lock.overrides, lock.index, lock.python)
+        return have != self._wanted(stack)
+
     def lock_path(self, stack: Stack) -> Path:
         return self.paths.images / "locks" / f"{stack.slug}.json"
 
@@ -105,14 +145,12 @@ class Builder:
             return ImageJob(spec=spec, cells=tuple(cells)), 0
         base = self.base_for(stack)
         path = self.lock_path(stack)
-        lock = None if self.relock else read_lock(path)
+        lock = read_lock(path)
         downloaded = 0
-        release = self.kb.release(stack.framework, stack.framework_version)
-        variant = release.variant(stack.cuda) if release else None
-        assert release is not None and variant is not None  # the plan checked it
-        reqs, overrides = requirements(stack, variant, release.package)
-        wanted = (tuple(reqs), tuple(overrides), variant.index, stack.python)
-        if lock is None or (lock.requirements, lock.overrides, lock.index, lock.python) != wanted:
+        relock = self.relock and stack.slug not in self._relocked
+        if lock is None or relock or self._stale(stack, lock):
+            self._relocked.add(stack.slug)
+            reqs, overrides, index, _ = self._wanted(stack)
             self.console.step(
                 stack.slug,
                 f"resolving {' '.join(reqs + overrides)} "
@@ -122,7 +160,7 @@ class Builder:
                 stack.slug,
                 reqs,
                 overrides,
-                index=variant.index,
+                index=index,
                 python=stack.python,
                 glibc=base.glibc,
                 cache=self.wheels,
@@ -218,23 +256,3 @@ class Builder:
                 help="remove unused images (`docker image prune`, old stackmatrix/stack tags) "
                 "or give Docker more disk",
             )
-
-
-def build_plan(builder: Builder, plan: Plan, only: Sequence[str] = ()) -> list[BuildResult]:
-    stacks = group(plan)
-    if only:
-        known = {s.slug for s, _ in stacks}
-        for slug in only:
-            if slug not in known:
-                raise ConfigError(
-                    f"no stack '{slug}' in profile '{plan.profile}'",
-                    help="`harness plan` lists the stacks (cell ids before '/')",
-                )
-        stacks = [(s, c) for s, c in stacks if s.slug in only]
-    results = []
-    for i, (stack, cells) in enumerate(stacks, 1):
-        builder.console.line(f"[{i}/{len(stacks)}] {stack.slug}")
-        job, downloaded = builder.job(stack, cells)
-        result = builder.build(job)
-        results.append(replace(result, downloaded=result.downloaded + downloaded))
-    return results

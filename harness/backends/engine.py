@@ -1,0 +1,293 @@
+"""The only module that talks to the Docker engine (through the Docker SDK): images and
+containers. What a run is (its script, its hardening) is harness.backends.docker's.
+
+Every container it makes is named stackmatrix-<kind>-<uuid>, labelled, and removed in `finally`,
+also on Ctrl-C (docker-py's ContainerCollection.run removes only on the happy path:
+https://github.com/docker/docker-py/issues/3284). An image gets its tag only from a finished
+commit or import, so an interrupted build leaves no half-tagged image.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+import docker
+import requests
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+from docker.models.containers import Container
+
+from harness import proc
+from harness.backends import PrepareFailed
+from harness.errors import HarnessError
+from harness.fs import atomic_write
+from harness.model import DockerfilePlan, Finished, Mount
+
+LOG_TAIL = 30
+# stackmatrix-<kind>-<pid of the harness process>-<random>: the pid finds orphans after kill -9.
+_NAME = re.compile(r"^stackmatrix-[a-z]+-(\d+)-[0-9a-f]+$")
+LOG_CAP = 4 * 1024 * 1024
+LABEL = "stackmatrix.run"
+
+
+class EngineUnreachable(HarnessError):
+    exit_code = 3
+
+
+class BuildFailed(PrepareFailed):
+    exit_code = 1
+
+
+_START_HELP = (
+    "start it (`sudo systemctl start docker`, or `sudo dockerd &` where there is no systemd), "
+    "check that your user may use its socket, or set DOCKER_HOST"
+)
+
+
+def connect(env: Mapping[str, str]) -> docker.DockerClient:
+    """A client for the engine DOCKER_HOST (or the default socket) names; a clear error if none."""
+    host = env.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if host.startswith("unix://") and not Path(host[len("unix://") :]).exists():
+        # Checked first: docker-py leaks the socket when connecting to a missing path fails
+        # (https://github.com/docker/docker-py/pull/3356), and the plain fact is clearer anyway.
+        raise EngineUnreachable(
+            f"cannot reach the Docker engine at {host}: no such socket", help=_START_HELP
+        )
+    client = None
+    try:
+        client = docker.DockerClient(base_url=host, timeout=600)
+        client.ping()
+    except DockerException as exc:
+        if client is not None:
+            client.close()
+        raise EngineUnreachable(
+            f"cannot reach the Docker engine at {host}: {_reason(exc)}", help=_START_HELP
+        ) from None
+    return client
+
+
+def engine_info(client: docker.DockerClient) -> Mapping[str, Any]:
+    version: Mapping[str, Any] = client.version()
+    return version
+
+
+def _reason(exc: DockerException) -> str:
+    text = str(exc)
+    return text.rsplit("(", maxsplit=1)[-1].rstrip(")") if "Connection" in text else text
+
+
+def _disk_full(text: str) -> bool:
+    return "no space left on device" in text.lower()
+
+
+def build_failure(ref: str, plan: DockerfilePlan, done: Finished, log_path: Path) -> HarnessError:
+    """The step that failed (the last `+ cmd` line of `set -x`), why, and the log's tail."""
+    lines = done.output.rstrip().splitlines()
+    step = next((ln[2:] for ln in reversed(lines) if ln.startswith("+ ")), " && ".join(plan.runs))
+    tail = "\n".join(lines[-LOG_TAIL:])
+    if done.exit_code is None:
+        what = "timed out"
+    elif done.oom_killed:
+        what = "was killed for memory (OOM)"
+    else:
+        what = f"failed with exit status {done.exit_code}"
+    if _disk_full(done.output):
+        what += ": the disk is full"
+    return BuildFailed(
+        f"building {ref} {what} at step: {step}\n--- last {LOG_TAIL} lines ---\n{tail}",
+        help=f"the full log is in {log_path}",
+    )
+
+
+class Engine:
+    """Images and containers on one Docker engine."""
+
+    def __init__(self, client: docker.DockerClient):
+        self.client = client
+
+    # ---------------------------------------------------------------- images
+
+    def image_id(self, ref: str) -> str | None:
+        try:
+            image_id: str | None = self.client.images.get(ref).id
+        except ImageNotFound:
+            return None
+        return image_id
+
+    def image_labels(self, ref: str) -> dict[str, str]:
+        labels: dict[str, str] = self.client.images.get(ref).labels or {}
+        return labels
+
+    def image_size(self, ref: str) -> int:
+        size: int = self.client.images.get(ref).attrs["Size"]
+        return size
+
+    def remove_image(self, ref: str) -> None:
+        with suppress(ImageNotFound):
+            self.client.images.remove(ref, force=True)
+
+    def import_rootfs(self, tar: Path, ref: str, changes: Sequence[str]) -> str:
+        """`docker import` a root filesystem tarball as `ref`."""
+        repo, _, tag = ref.rpartition(":")
+        try:
+            self.client.api.import_image_from_file(
+                str(tar), repository=repo, tag=tag, changes=list(changes)
+            )
+        except APIError as exc:
+            raise self._engine_error(f"importing {tar.name} as {ref}", str(exc)) from None
+        got = self.image_id(ref)
+        if got is None:
+            raise BuildFailed(f"docker import of {tar.name} did not produce {ref}")
+        return got
+
+    # ---------------------------------------------------------------- containers
+
+    @contextmanager
+    def container(
+        self,
+        image: str,
+        command: Sequence[str],
+        *,
+        kind: str,
+        mounts: Sequence[Mount] = (),
+        network: bool = False,
+        user: str | None = None,
+        env: Mapping[str, str] | None = None,
+        **hardening: Any,
+    ) -> Iterator[Container]:
+        """A created (not started) container, removed on the way out whatever happens."""
+        name = f"stackmatrix-{kind}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        # A build container is committed, and `docker commit` copies its labels into the image
+        # (then into every container made from it): only run containers are labelled.
+        labels = {} if kind == "build" else {LABEL: name}
+        volumes = {
+            str(m.source): {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in mounts
+        }
+        created = None
+        try:
+            created = self.client.containers.create(
+                image,
+                list(command),
+                name=name,
+                labels=labels,
+                volumes=volumes,
+                network_mode="bridge" if network else "none",
+                user=user,
+                environment=dict(env or {}),
+                detach=True,
+                **hardening,
+            )
+            yield created
+        finally:
+            # Interrupted while `create` was in flight, the daemon may still have made it: look
+            # it up by its name rather than trust that nothing exists.
+            with suppress(NotFound):
+                (created or self.client.containers.get(name)).remove(force=True)
+
+    def finish(self, container: Container, timeout: float) -> Finished:
+        container.start()
+        try:
+            status = container.wait(timeout=timeout)
+            code: int | None = int(status.get("StatusCode", -1))
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            container.kill()
+            code = None
+        raw = container.logs(stdout=True, stderr=True)
+        if len(raw) > LOG_CAP:  # keep the end: the decisive lines are usually last
+            raw = b"[... %d bytes cut ...]\n" % (len(raw) - LOG_CAP) + raw[-LOG_CAP:]
+        output = raw.decode("utf-8", "replace")
+        container.reload()
+        oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
+        return Finished(exit_code=code, output=output, oom_killed=oom)
+
+    def run(
+        self,
+        image: str,
+        command: Sequence[str],
+        *,
+        timeout: float = 600,
+        mounts: Sequence[Mount] = (),
+        user: str | None = None,
+    ) -> Finished:
+        """Run a command in a fresh container with no network; the container is removed."""
+        with self.container(image, command, kind="run", mounts=mounts, user=user) as c:
+            return self.finish(c, timeout)
+
+    def commit_build(
+        self,
+        plan: DockerfilePlan,
+        ref: str,
+        *,
+        mounts: Sequence[Mount],
+        log_path: Path,
+        timeout: float,
+    ) -> str:
+        """Execute a rendered Dockerfile as run + commit: its RUN steps in one container with no
+        network and the given read-only mounts, then `commit` with its other instructions."""
+        script = " && ".join(f"( {r} )" for r in plan.runs) or "true"
+        with self.container(
+            plan.base, ["sh", "-c", f"set -x; {script}"], kind="build", mounts=mounts, user="0"
+        ) as c:
+            done = self.finish(c, timeout)
+            atomic_write(log_path, done.output)
+            if done.exit_code != 0:
+                raise build_failure(ref, plan, done, log_path)
+            try:
+                repo, _, tag = ref.rpartition(":")
+                image = c.commit(repository=repo, tag=tag, changes=list(plan.changes))
+            except APIError as exc:
+                raise self._engine_error(f"committing {ref}", str(exc)) from None
+        image_id = image.id
+        if image_id is None:
+            raise BuildFailed(f"committing {ref} gave no image id")
+        return image_id
+
+    def _engine_error(self, doing: str, text: str) -> HarnessError:
+        if _disk_full(text):
+            return BuildFailed(
+                f"{doing}: the disk is full ({text.strip()})",
+                help="free space where Docker keeps images (`docker system df`)",
+            )
+        return BuildFailed(f"{doing}: {text.strip()}")
+
+    def free_bytes(self) -> tuple[str, int]:
+        """Docker's data root and the bytes free there (the engine runs on this machine)."""
+        root = str(self.client.info().get("DockerRootDir", "/var/lib/docker"))
+        try:
+            return root, shutil.disk_usage(root).free
+        except OSError:  # a remote engine: nothing to measure from here
+            return root, -1
+
+    def _ours(self) -> list[tuple[Container, int]]:
+        """Containers this harness made (any process), with the pid of the one that made it."""
+        found = []
+        for c in self.client.containers.list(all=True, filters={"name": "stackmatrix-"}):
+            m = _NAME.match(str(c.name))
+            if m:
+                found.append((c, int(m.group(1))))
+        return found
+
+    def sweep(self) -> list[str]:
+        """Remove containers whose harness process is gone (it was killed with -9, say)."""
+        removed = []
+        for c, pid in self._ours():
+            if not proc.alive(pid):
+                with suppress(NotFound):
+                    c.remove(force=True)
+                    removed.append(str(c.name))
+        return removed
+
+    def leftovers(self, owner: int | None = None) -> list[str]:
+        """Containers made by process `owner`, or, without one, orphans: those whose harness
+        process is gone. (Other harness processes may share the engine.)"""
+        return [
+            str(c.name)
+            for c, pid in self._ours()
+            if (pid == owner if owner is not None else not proc.alive(pid))
+        ]
