@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import shlex
+from collections.abc import Sequence
 from typing import Any
 
 from tabulate import tabulate
 
+from harness.errors import ConfigError
+from harness.matrix import shard
 from harness.model import Cell, Outcome, Plan, Stack
 
 FORMATS = ("table", "json", "github")
+MAX_JOBS = 256  # GitHub Actions: "a matrix can generate a maximum of 256 jobs per workflow run"
 
 
 def expected_text(cell: Cell) -> str:
@@ -42,26 +47,62 @@ def render_table(plan: Plan) -> str:
     return f"{head}\n\n{table}\n\n{tail}\nsources of the deciding rows:\n{src}\n"
 
 
-def github_matrix(plan: Plan) -> dict[str, Any]:
-    """A `strategy.matrix` value: `{"include": [...]}`, one entry per cell."""
-    include = []
-    for c in plan.cells:
-        entry: dict[str, Any] = {
-            "cell": c.id,
-            **c.stack.to_json(),
-            "scenario": c.scenario,
-            "evidence": c.evidence.value,
-            "expected": expected_text(c),
-        }
-        include.append(entry)
-    return {"include": include}
+def github_matrix(
+    plan: Plan, *, max_jobs: int = MAX_JOBS, args: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A `strategy.matrix` value: `{"include": [...]}`, one job per group of whole stacks (one
+    image build per stack), at most `max_jobs` jobs (GitHub refuses more than 256). Job k is
+    `harness run ARGS --shard k/N`: `args` must repeat the options that made this plan
+    (profile, driver, --stack/--cell), so that each job selects what its entry lists."""
+    if max_jobs < 1:
+        raise ConfigError(
+            f"bad --max-jobs {max_jobs}",
+            help=f"give at least 1 (GitHub runs at most {MAX_JOBS} jobs from one matrix)",
+        )
+    if plan.shard is not None:
+        raise ConfigError(
+            "--format github makes its own shards",
+            help="leave out --shard (each job's args carry its --shard k/N)",
+        )
+    if not plan.cells:
+        raise ConfigError(
+            f"profile '{plan.profile}' has no cells: a GitHub matrix needs at least one job",
+            help="select more stacks or cells (GitHub fails a job whose matrix is empty)",
+        )
+    total = min(max_jobs, len({c.stack.slug for c in plan.cells}))
+    return {"include": [_job(shard(plan, k, total), args) for k in range(1, total + 1)]}
 
 
-def render(plan: Plan, fmt: str) -> str:
+def _job(part: Plan, args: Sequence[str]) -> dict[str, Any]:
+    assert part.shard is not None
+    spec = f"{part.shard[0]}/{part.shard[1]}"
+    slugs = list(dict.fromkeys(c.stack.slug for c in part.cells))
+    return {
+        "name": job_name(part, spec),
+        "shard": spec,
+        "stacks": slugs,
+        "cells": len(part.cells),
+        "driver": part.driver.to_json(),
+        "evidence": part.driver.evidence.value,
+        "args": shlex.join([*args, "--shard", spec]),
+    }
+
+
+def job_name(part: Plan, spec: str) -> str:
+    """`2/5 torch-2.15.0_cu13.2_cudnn9.13_py3.11_offline +3`: the shard, its first stack, how
+    many more."""
+    slugs = list(dict.fromkeys(c.stack.slug for c in part.cells))
+    more = f" +{len(slugs) - 1}" if len(slugs) > 1 else ""
+    return f"{spec} {slugs[0]}{more}"
+
+
+def render(plan: Plan, fmt: str, *, max_jobs: int = MAX_JOBS, args: Sequence[str] = ()) -> str:
+    """`args`/`max_jobs` matter for the github format only (see `github_matrix`)."""
     if fmt == "json":
         return json.dumps(plan.to_json(), indent=2) + "\n"
     if fmt == "github":
-        return json.dumps(github_matrix(plan), separators=(",", ":")) + "\n"
+        matrix = github_matrix(plan, max_jobs=max_jobs, args=args)
+        return json.dumps(matrix, separators=(",", ":")) + "\n"
     return render_table(plan)
 
 

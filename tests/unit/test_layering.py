@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-PURE = ["model", "errors", "loader", "schema", "matrix", "compat", "scenarios", "plan"]
+PURE = ["model", "errors", "loader", "schema", "matrix", "compat", "scenarios", "plan", "select"]
 FORBIDDEN = {
     "subprocess",
     "docker",

@@ -7,7 +7,10 @@ from typing import Any
 
 import pytest
 
-from harness.cli import main
+from harness.errors import ConfigError
+from harness.model import Plan, Stack
+from harness.plan import github_matrix, render
+from harness.select import select
 from tests.conftest import FIXTURES, ROOT
 from tests.unit.golden import check_golden
 
@@ -17,6 +20,8 @@ PLAN = FIXTURES / "plan"
 def plan(
     argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> str:
+    from harness.cli import main  # imported here: the pure tests below do not need the CLI
+
     monkeypatch.chdir(ROOT)
     assert main(["plan", *argv]) == 0
     return capsys.readouterr().out
@@ -136,7 +141,89 @@ def test_github_format_is_a_matrix_include_list(
     data = json.loads(out)
     assert set(data) == {"include"}
     cells = plan_json(["--driver", "none"], capsys, monkeypatch)["cells"]
-    assert [e["cell"] for e in data["include"]] == [c["id"] for c in cells]
+    stacks = [s for e in data["include"] for s in e["stacks"]]
+    assert sorted(stacks) == sorted({Stack.from_json(c["stack"]).slug for c in cells})
+    assert sum(e["cells"] for e in data["include"]) == len(cells)
+
+
+# ---- github_matrix on plans read from the golden fixtures (no CLI) ----
+
+FULL_ARGS = ["--profile", "full", "--driver", "470.57.02"]
+
+
+def fixture_plan(name: str) -> Plan:
+    return Plan.from_json(json.loads((PLAN / name).read_text(encoding="utf-8")))
+
+
+def shards_of(entry: dict[str, Any]) -> tuple[int, int]:
+    assert entry["args"].endswith(f" --shard {entry['shard']}") or entry["args"] == (
+        f"--shard {entry['shard']}"
+    )
+    i, _, n = entry["shard"].partition("/")
+    return int(i), int(n)
+
+
+def test_github_full_plan_is_one_job_per_stack_within_the_limit() -> None:
+    full = fixture_plan("full-470.57.02.json")
+    include = github_matrix(full, args=FULL_ARGS)["include"]
+    slugs = [c.stack.slug for c in full.cells]
+    assert len(full.cells) > 256, "the fixture is the case GitHub would refuse one job per cell"
+    assert len(include) <= 256
+    assert len(include) == len(set(slugs)), "fewer stacks than the limit: one job per stack"
+    listed = [s for e in include for s in e["stacks"]]
+    assert sorted(listed) == sorted(set(slugs)), "every stack in exactly one entry"
+    assert sum(e["cells"] for e in include) == len(full.cells)
+    for k, e in enumerate(include, start=1):
+        assert e["shard"] == f"{k}/{len(include)}"
+        assert e["args"] == f"--profile full --driver 470.57.02 --shard {k}/{len(include)}"
+        assert e["driver"] == "470.57.02" and e["evidence"] == "gpu"
+        assert e["name"].startswith(f"{k}/{len(include)} ")
+
+
+@pytest.mark.parametrize("max_jobs", [1, 3, 7])
+def test_github_max_jobs_groups_whole_stacks(max_jobs: int) -> None:
+    full = fixture_plan("full-470.57.02.json")
+    include = github_matrix(full, max_jobs=max_jobs, args=FULL_ARGS)["include"]
+    assert len(include) == max_jobs
+    selected: list[str] = []
+    for e in include:
+        assert f"--shard {e['shard']}" in e["args"]
+        index, total = shards_of(e)
+        assert total == max_jobs
+        part = select(full, shard=(index, total))
+        assert sorted({c.stack.slug for c in part.cells}) == sorted(e["stacks"])
+        assert len(part.cells) == e["cells"]
+        selected += [c.id for c in part.cells]
+    assert sorted(selected) == sorted(c.id for c in full.cells), "the jobs together: the plan"
+    assert len(selected) == len(set(selected))
+
+
+def test_github_args_are_quoted_for_a_shell() -> None:
+    smoke = fixture_plan("smoke.json")
+    args = ["--driver", "none", "--cell", "*/baseline"]
+    include = github_matrix(select(smoke, cells=["*/baseline"]), args=args)["include"]
+    assert include[0]["args"] == "--driver none --cell '*/baseline' --shard 1/3"
+
+
+def test_github_empty_plan_and_bad_max_jobs_are_config_errors() -> None:
+    smoke = fixture_plan("smoke.json")
+    empty = Plan(profile="smoke", driver=smoke.driver, cells=())
+    with pytest.raises(ConfigError, match="no cells") as info:
+        render(empty, "github")
+    assert info.value.exit_code == 2
+    with pytest.raises(ConfigError, match="--max-jobs 0"):
+        github_matrix(smoke, max_jobs=0)
+    with pytest.raises(ConfigError, match="makes its own shards"):
+        github_matrix(select(smoke, shard=(1, 2)))
+
+
+def test_render_passes_github_options_through() -> None:
+    out = render(fixture_plan("smoke.json"), "github", max_jobs=2, args=["--driver", "none"])
+    include = json.loads(out)["include"]
+    assert [e["args"] for e in include] == [
+        "--driver none --shard 1/2",
+        "--driver none --shard 2/2",
+    ]
 
 
 def test_cell_ids_are_readable(
