@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import proc
-from harness.backends.docker import BuildFailed, DockerBackend
+from harness.backends.engine import BuildFailed, Engine
 from harness.errors import ConfigError, HarnessError
 from harness.loader import read_yaml
 from harness.model import Where
@@ -127,7 +127,7 @@ def _labels(image_labels: Mapping[str, str], ref: str) -> tuple[str, str]:
         ) from None
 
 
-def ensure_base(recipe: Recipe, backend: DockerBackend, scratch: Path) -> tuple[Base, bool]:
+def ensure_base(recipe: Recipe, backend: Engine, scratch: Path) -> tuple[Base, bool]:
     """The base image for `recipe`, built if missing; True when it was built now."""
     image_id = backend.image_id(recipe.ref)
     if image_id is not None:

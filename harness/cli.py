@@ -121,11 +121,14 @@ def backend_for(
             help="add --backend local (Docker runs use the stack's image)",
         )
     from harness.backends.docker import DockerBackend
-    from harness.backends.engine import connect
+    from harness.backends.engine import Engine, connect
     from harness.backends.images import Builder, Paths
     from harness.render import read_templates
 
-    engine = functools.cache(lambda: connect(env))  # connected on first use: --dry-run never
+    @functools.cache
+    def engine() -> Engine:  # connected on first use: --dry-run never connects
+        return Engine(connect(env))
+
     paths = Paths(
         images=loaded.root / "images", cache=cache_root(env), logs=loaded.root / "reports/logs"
     )
