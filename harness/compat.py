@@ -301,7 +301,7 @@ def cudnn_reason(stack: Stack, variant: Variant, kb: Knowledge) -> tuple[bool, R
             source=variant.source,
         )
     b, r = version_key(major_minor(built)), version_key(major_minor(runtime))
-    ok = b[0] == r[0] and r >= b
+    ok = built.partition(".")[0] == runtime.partition(".")[0] and r >= b
     word = "accepts" if ok else "rejects"
     return ok, Reason(
         rule="cudnn-runtime-vs-build",

@@ -34,7 +34,7 @@ def cudnn_accepts(built: str, runtime: str) -> bool:
     """The frameworks' rule (compat cudnn_check): same major, runtime minor >= built minor."""
     b = version_key(major_minor(built))
     r = version_key(major_minor(runtime))
-    return b[0] == r[0] and (len(b) < 2 or r >= b)
+    return built.partition(".")[0] == runtime.partition(".")[0] and ("." not in built or r >= b)
 
 
 def wheel_cudnn(facts: Facts) -> LibCopy | None:

@@ -15,8 +15,13 @@ import shutil
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+
+from filelock import FileLock, Timeout
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 from harness import proc
 from harness.errors import HarnessError
@@ -24,6 +29,14 @@ from harness.fs import atomic_write
 from harness.model import Lock, LockedWheel, Stack
 
 RESOLVE_TIMEOUT = 3600.0
+# How long to wait for another build's hold on the shared cache. A download may hold its lock as
+# long as pip may run (RESOLVE_TIMEOUT, then proc kills it), so a waiter outlasts that: giving up
+# sooner would fail a build that is merely queued behind a big CUDA download. flock locks die with
+# their process, so only a live, stuck holder makes a waiter reach this and see LockError.
+DOWNLOAD_WAIT = RESOLVE_TIMEOUT + 300.0
+# Unzipping one member, and rewriting a small JSON memo: seconds; minutes means something is stuck.
+EXTRACT_WAIT = 600.0
+MEMO_WAIT = 120.0
 _PIP_SOURCES = frozenset(
     {
         "PIP_FIND_LINKS",
@@ -36,7 +49,6 @@ _PIP_SOURCES = frozenset(
 )
 _SAVED = re.compile(r"^(?:Saved|File was already downloaded) (\S+\.whl)\s*$")
 _NO_DIST = re.compile(r"No matching distribution found for (\S+)")
-_WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
 
 
 class LockError(HarnessError):
@@ -60,15 +72,38 @@ def platforms(glibc: str) -> tuple[str, ...]:
     return (*tags, "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64")
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def wheel_identity(filename: str) -> tuple[str, str]:
-    m = _WHEEL.match(filename)
-    if m is None:
-        raise LockError(f"not a wheel file name: {filename}")
-    return _norm(m["name"]), m["version"]
+    """The canonical project name and normalized version a wheel's file name carries."""
+    try:
+        name, version, _, _ = parse_wheel_filename(filename)
+    except (InvalidWheelFilename, InvalidVersion) as exc:
+        raise LockError(
+            f"not a wheel file name: {filename} ({exc})",
+            help="wheel names are <name>-<version>[-<build>]-<python>-<abi>-<platform>.whl",
+        ) from None
+    return str(name), str(version)
+
+
+@contextmanager
+def _holding(path: Path, wait: float, what: str) -> Iterator[None]:
+    """Hold the cache lock file `path`, or raise LockError after `wait` seconds.
+
+    Locks nest only in the order extract > download > memo; each is a separate file, and a
+    second FileLock on a held file blocks even in the same thread, so the order must not loop.
+    """
+    lock = FileLock(path)
+    try:
+        lock.acquire(timeout=wait)
+    except Timeout:
+        raise LockError(
+            f"waited {wait:.0f}s for {path} ({what}): another stackmatrix build holds it",
+            help="wait for the other build to finish, or give this one its own cache with "
+            "STACKMATRIX_CACHE",
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 class WheelCache:
@@ -76,13 +111,31 @@ class WheelCache:
     re-read gigabytes."""
 
     def __init__(self, root: Path):
+        self.root = root
         self.dir = root / "wheels"
         self.dir.mkdir(parents=True, exist_ok=True)
         self._memo_path = root / "sha256.json"
+        self._memo = self._read_memo()
+
+    def holding(self, name: str, wait: float, what: str) -> AbstractContextManager[None]:
+        """The cache-wide lock `name` (download, extract, memo), shared by every process."""
+        return _holding(self.root / f".{name}.lock", wait, what)
+
+    def _read_memo(self) -> dict[str, list[int | str]]:
         try:
-            self._memo: dict[str, list[int | str]] = json.loads(self._memo_path.read_text())
+            memo: dict[str, list[int | str]] = json.loads(self._memo_path.read_text())
         except (OSError, ValueError):
-            self._memo = {}
+            return {}
+        return memo
+
+    def _remember(self, filename: str, entry: list[int | str]) -> None:
+        """Add one entry to the memo on disk, keeping what other processes wrote since we read
+        it: re-read under the lock, merge, write atomically."""
+        with self.holding("memo", MEMO_WAIT, "writing the sha256 memo"):
+            memo = self._read_memo()
+            memo[filename] = entry
+            atomic_write(self._memo_path, json.dumps(memo, sort_keys=True))
+        self._memo = memo
 
     def sha256(self, filename: str) -> str:
         path = self.dir / filename
@@ -94,8 +147,7 @@ class WheelCache:
         with path.open("rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
-        self._memo[filename] = [st.st_size, st.st_mtime_ns, h.hexdigest()]
-        atomic_write(self._memo_path, json.dumps(self._memo, sort_keys=True))
+        self._remember(filename, [st.st_size, st.st_mtime_ns, h.hexdigest()])
         return h.hexdigest()
 
     def locked(self, filename: str) -> LockedWheel:
@@ -135,7 +187,9 @@ def _pip_download(
         argv += ["--platform", p]
     # Only the index we name: a machine's find-links or extra index must not leak into a lock.
     env = {k: v for k, v in os.environ.items() if k not in _PIP_SOURCES}
-    res = proc.run([*argv, *args], timeout=RESOLVE_TIMEOUT, env=env)
+    # One pip at a time in the shared folder: two writing the same wheel could leave a torn one.
+    with cache.holding("download", DOWNLOAD_WAIT, "downloading wheels"):
+        res = proc.run([*argv, *args], timeout=RESOLVE_TIMEOUT, env=env)
     out = res.stdout + res.stderr
     if res.returncode != 0:
         missing = _NO_DIST.search(out)
@@ -241,12 +295,34 @@ def write_lock(path: Path, lock: Lock) -> None:
     atomic_write(path, json.dumps(lock.to_json(), indent=1) + "\n")
 
 
+def _pin(pin: str) -> tuple[str, Version]:
+    name, _, version = pin.partition("==")
+    try:
+        return canonicalize_name(name), Version(version)
+    except InvalidVersion:
+        raise LockError(
+            f"{pin}: not a pinned version", help="write the wheel as <name>==<version>"
+        ) from None
+
+
+def _cached(cache: WheelCache, name: str, version: Version) -> list[str]:
+    """Wheels of name==version already in the cache (PEP 440 equality: '9.1' is '9.1.0')."""
+    found = []
+    for f in sorted(cache.dir.glob("*.whl")):
+        try:
+            got = parse_wheel_filename(f.name)
+        except (InvalidWheelFilename, InvalidVersion):
+            continue  # a stray file in a shared folder must not stop every extraction
+        if got[0] == name and got[1] == version:
+            found.append(f.name)
+    return found
+
+
 def extract(cache: WheelCache, lock: Lock, pin: str, member: str) -> Path:
     """A file (or, for a member ending in '/', a folder) from another wheel, unpacked once into
     the cache: the material for a 'replace this library with another version's' fault."""
-    name, _, version = pin.partition("==")
-    want = (_norm(name), version)
-    found = [f.name for f in cache.dir.glob("*.whl") if wheel_identity(f.name) == want]
+    name, version = _pin(pin)
+    found = _cached(cache, name, version)
     if not found:
         _pip_download(
             ["--no-deps", pin],
@@ -255,33 +331,39 @@ def extract(cache: WheelCache, lock: Lock, pin: str, member: str) -> Path:
             plats=lock.platforms,
             cache=cache,
         )
-        found = [f.name for f in cache.dir.glob("*.whl") if wheel_identity(f.name) == want]
+        found = _cached(cache, name, version)
     if not found:
         raise LockError(f"{pin}: not in the wheel cache after download")
     # One folder per member: a file taken earlier from a folder must not pass for the folder.
     key = member.rstrip("/").replace("/", "__") + ("__dir" if member.endswith("/") else "")
-    root = cache.dir.parent / "extracted" / found[0] / key
-    target = root / member.rstrip("/")
+    target = cache.root / "extracted" / found[0] / key / member.rstrip("/")
     if not target.exists():
-        with zipfile.ZipFile(cache.dir / found[0]) as whl:
-            names = [
-                n
-                for n in whl.namelist()
-                if n == member or (member.endswith("/") and n.startswith(member))
-            ]
-            if not names:
-                raise LockError(f"{found[0]} has no {member}")
-            tmp = Path(tempfile.mkdtemp(dir=root.parent if root.parent.exists() else None))
-            try:
-                for n in names:
-                    whl.extract(n, tmp)
-                    os.chmod(tmp / n, 0o755)
-                root.mkdir(parents=True, exist_ok=True)
-                (root / member.rstrip("/")).parent.mkdir(parents=True, exist_ok=True)
-                os.replace(tmp / member.rstrip("/"), target)
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+        with cache.holding("extract", EXTRACT_WAIT, f"extracting {member} from {found[0]}"):
+            if not target.exists():  # another process may have unpacked it while we waited
+                _unpack(cache.dir / found[0], member, target)
     return target
+
+
+def _unpack(wheel: Path, member: str, target: Path) -> None:
+    """Unpack member into a temp folder beside target, then rename it into place: the rename
+    stays on the cache's file system ($TMPDIR may be a tmpfs: EXDEV) and is all or nothing."""
+    with zipfile.ZipFile(wheel) as whl:
+        names = [
+            n
+            for n in whl.namelist()
+            if n == member or (member.endswith("/") and n.startswith(member))
+        ]
+        if not names:
+            raise LockError(f"{wheel.name} has no {member}")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".extract-", dir=target.parent))
+        try:
+            for n in names:
+                whl.extract(n, tmp)
+                os.chmod(tmp / n, 0o755)
+            os.replace(tmp / member.rstrip("/"), target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def host_lock(stack: Stack) -> Lock:

@@ -9,14 +9,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 # A version ends up in Dockerfiles, image tags and shell command lines: nothing else is allowed.
 VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+-]*$")
 
 
-def version_key(text: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key for dotted versions ('12.10' > '12.9'; numbers before words)."""
-    parts = re.split(r"[.+-]", text)
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts)
+def version_key(text: str) -> tuple[int, Version | tuple[tuple[int, int | str], ...]]:
+    """Sort key for versions: PEP 440 order where the text parses ('2.15.0rc1' < '2.15.0',
+    '12.9' < '12.10', driver '535.104.05' too), else dotted parts (numbers before words) after
+    every PEP 440 version. The leading kind keeps the two shapes from ever being compared."""
+    try:
+        return (0, Version(text))
+    except InvalidVersion:
+        parts = re.split(r"[.+-]", text)
+        return (1, tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts))
 
 
 def major_minor(text: str) -> str:
