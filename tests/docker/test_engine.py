@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.backends.docker import EngineUnreachable, connect, engine_info
+from harness.backends.engine import EngineUnreachable, connect, engine_info
 
 
 def test_engine_answers(docker_client: object) -> None:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.docker import Finished, build_failure
+from harness.backends.engine import build_failure
+from harness.model import Finished
 from harness.model import DockerfilePlan
 
 PLAN = DockerfilePlan(base="b", runs=("sh install.sh",), changes=())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.docker import Finished
+from harness.model import Finished
 from harness.console import Console
 from harness.events import parse
 from harness.journal import append, finished, records
