@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.backends.docker import DockerBackend, Mount, connect  # noqa: E402
-from harness.base import ensure_base, read_recipe  # noqa: E402
+from harness.backends.offline import ensure_base, read_recipe  # noqa: E402
 from harness.lock import WheelCache, cache_root, fetch, read_lock  # noqa: E402
 from harness.model import Stack  # noqa: E402
 from harness.render import read_templates, render_files, split_dockerfile  # noqa: E402

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.backends.engine import Engine
-from harness.base import Base, ensure_base, read_recipe
+from harness.backends.offline import Base, ensure_base, read_recipe
 from harness.compat import Knowledge
 from harness.console import Console, human_bytes
 from harness.errors import ConfigError, HarnessError

@@ -152,8 +152,8 @@ def _step(op: FaultOp, spec: RunSpec, table: Mapping[str, str]) -> Step | None:
         return Step(kind="hide", path=path)
     if isinstance(op, Truncate):
         return Step(kind="truncate", path=path, size=op.size)
-    source = host_path(spec.source(op.source), table)
-    return Step(kind="replace", path=path, source=source)
+    source = spec.source(op.source)
+    return Step(kind="replace", path=path, source=host_path(source, table) or source)
 
 
 def _must_stay_in(path: str, root: Path) -> None:

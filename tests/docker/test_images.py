@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends.docker import BuildFailed, DockerBackend, Mount
-from harness.base import Base, ensure_base, read_recipe
+from harness.backends.offline import Base, ensure_base, read_recipe
 from harness.build import Builder, Paths
 from harness.compat import parse_knowledge, read_knowledge_docs
 from harness.console import Console

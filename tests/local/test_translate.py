@@ -1,5 +1,5 @@
-"""The local backend's pure parts: container paths -> host paths, the setup it accepts, the
-script and environment of a run, what it reports."""
+"""The local backend's pure parts: container paths -> host paths, where each file operation
+acts, the script and environment of a run, what it reports."""
 
 from __future__ import annotations
 
@@ -12,16 +12,17 @@ from harness.backends.local_script import (
     Environment,
     LocalError,
     Placement,
+    Step,
+    host_path,
     path_table,
     place,
     probe_env,
     run_script,
-    setup_targets,
     translate,
 )
 from harness.backends.venv import parse_inspection, venv_key
-from harness.faults import run_spec
-from harness.model import Fault, Mount, ProcResult, RunSpec
+from harness.faults import resolve
+from harness.model import Fault, Hide, Mount, ProcResult, Replace, RunSpec, WheelMember, op_sources
 from tests.local.conftest import TINY_LOCK, TINY_STACK
 
 ENV = Environment(
@@ -37,6 +38,7 @@ MOUNTS = (
     Mount(Path("/h/x/lib-ten"), "/faults/10"),
 )
 TABLE = path_table(ENV.prefix, ENV.site, "3.11", MOUNTS)
+SITE = "/opt/stack/lib/python3.11/site-packages"
 
 
 def fault(primitive: str, **args: str) -> Fault:
@@ -56,9 +58,13 @@ EVERY_PRIMITIVE = (
 )
 
 
-def spec_of(*faults: Fault, gpu: bool = False) -> RunSpec:
+def spec_of(*faults: Fault, gpu: bool = False, mounts: tuple[Mount, ...] = MOUNTS) -> RunSpec:
+    """As the runner makes it: each other wheel's member mounted at /faults/N (N from 1)."""
+    ops = resolve(faults, TINY_STACK)
+    members = list(dict.fromkeys(m for op in ops for m in op_sources(op)))
+    sources = tuple((m, f"/faults/{i}") for i, m in enumerate(members, 1))
     argv = ("python", "/probe/stageprobe.py", "torch")
-    return run_spec(TINY_STACK, "img", argv, faults, gpu=gpu, timeout=60)
+    return RunSpec(argv=argv, ops=ops, mounts=mounts, sources=sources, gpu=gpu, timeout=60)
 
 
 def test_whole_paths_are_translated_longest_first() -> None:
@@ -78,90 +84,102 @@ def test_search_path_values_are_translated_per_entry() -> None:
     )
 
 
-def test_a_host_path_the_shell_would_split_is_refused_in_setup_only() -> None:
-    table = path_table(Path("/home/a b/venv"), Path("/home/a b/venv/lib"), "3.11", ())
-    assert translate("/opt/stack/bin/python", table) == "/home/a b/venv/bin/python"
-    with pytest.raises(LocalError, match="cannot take unquoted"):
-        translate("rm -rf -- /opt/stack/x", table, shell=True)
+def test_a_typed_path_maps_by_its_longest_folder() -> None:
+    assert host_path(f"{SITE}/nvidia/x.so", TABLE) == f"{ENV.site}/nvidia/x.so"
+    assert host_path("/opt/stack/bin/python", TABLE) == "/c/run/venv/bin/python"
+    assert host_path("/faults/10/lib.so", TABLE) == "/h/x/lib-ten/lib.so"
+    assert host_path("/opt/stackx/a", TABLE) is None
+    assert host_path("/usr/lib/x86_64-linux-gnu/libcuda.so.1", TABLE) is None
 
 
-def test_every_primitive_makes_setup_the_local_backend_accepts() -> None:
-    spec = spec_of(*EVERY_PRIMITIVE)
-    site = "/opt/stack/lib/python3.11/site-packages"
-    assert setup_targets(spec.setup) == [
-        ("hide", f"{site}/nvidia/*/lib/libcublas.so.*"),
-        ("truncate", f"{site}/nvidia/cudnn/lib/libcudnn_graph.so.9"),
-        ("replace", f"{site}/a.so"),
-    ]
+def test_every_file_primitive_becomes_a_step_on_host_paths(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    table = path_table(venv, site, "3.11", (Mount(Path("/h/a.so"), "/faults/1"),))
+    placed = place(spec_of(*EVERY_PRIMITIVE), table, [site, venv])
+    assert placed.steps == (
+        Step(kind="hide", path=f"{site}/nvidia/*/lib/libcublas.so.*"),
+        Step(kind="truncate", path=f"{site}/nvidia/cudnn/lib/libcudnn_graph.so.9", size=1000),
+        Step(kind="replace", path=f"{site}/a.so", source="/h/a.so"),
+    )
+    assert placed.roots == (site,) and placed.host_dirs == ()
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        "echo x >> /opt/stack/lib/a.so",  # a write in place: through a hard link
-        "truncate -s 0 /opt/stack/lib/a.so",
-        "rm -f /opt/stack/a && cp /faults/0 /opt/stack/b",  # recreates another file
-    ],
-)
-def test_setup_of_any_other_shape_is_refused(command: str) -> None:
-    with pytest.raises(LocalError, match="does not know the fault setup command"):
-        setup_targets([command])
-
-
-def test_setup_acts_inside_the_environment_or_on_overlaid_host_folders(tmp_path: Path) -> None:
+def test_steps_act_inside_the_environment_or_on_overlaid_host_folders(tmp_path: Path) -> None:
     venv, host = tmp_path / "venv", tmp_path / "host"
     (venv / "lib").mkdir(parents=True)
     (host / "lib").mkdir(parents=True)
     (host / "lib" / "libcuda.so.1").touch()
     table = path_table(venv, venv / "lib", "3.11", ())
-    setup = (
-        "rm -rf -- /opt/stack/lib/*.so",
-        f"rm -rf -- {host}/lib/libcuda.so*",  # the host's driver: an overlay over its folder
-        f"rm -rf -- {host}/compat/libcuda.so*",  # nothing to hide here: dropped
-        f"rm -f '{venv}/lib/a.so' && cp /faults/0 '{venv}/lib/a.so'",
+    member = WheelMember(pin="w==1", member="a.so")
+    ops = (
+        Hide(path="/opt/stack/lib/x/*.so"),
+        Hide(path=f"{host}/lib/libcuda.so*"),  # the host's driver: an overlay over its folder
+        Hide(path=f"{host}/compat/libcuda.so*"),  # nothing to hide here: dropped
+        Replace(path="/opt/stack/lib/a.so", source=member),
     )
-    assert place(setup, table, [venv]) == Placement(
-        setup=(setup[0], setup[1], setup[3]), roots=(venv,), host_dirs=(host / "lib",)
+    spec = RunSpec(argv=(), ops=ops, sources=((member, "/h/a.so"),))
+    assert place(spec, table, [venv]) == Placement(
+        steps=(
+            Step(kind="hide", path=f"{venv}/lib/x/*.so"),
+            Step(kind="hide", path=f"{host}/lib/libcuda.so*"),
+            Step(kind="replace", path=f"{venv}/lib/a.so", source="/h/a.so"),
+        ),
+        roots=(venv,),
+        host_dirs=(host / "lib",),
     )
 
 
-def test_setup_paths_that_could_reach_further_are_refused(tmp_path: Path) -> None:
+def test_a_path_that_leads_out_through_a_symlink_is_refused(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     (venv / "lib").mkdir(parents=True)
     (venv / "out").symlink_to(tmp_path)
-    for bad in (f"{venv}/../x", f"{venv}/lib/", "lib/x", f"{venv}/out/x", "/x"):
-        with pytest.raises(LocalError, match=r"must be absolute|leads out|cannot overlay"):
-            place([f"rm -f {bad} && cp /faults/0 {bad}"], {}, [venv])
+    table = path_table(venv, venv / "lib", "3.11", ())
+    spec = RunSpec(argv=(), ops=(Hide(path="/opt/stack/out/x"),))
+    with pytest.raises(LocalError, match="leads out"):
+        place(spec, table, [venv])
 
 
-def test_the_script_sets_up_then_runs_the_probe_with_host_paths() -> None:
-    faults = (
+def test_the_script_applies_the_steps_then_runs_the_probe_with_host_paths() -> None:
+    spec = spec_of(
         fault("hide", path="{site}/nvidia/cudnn/lib"),
         fault("preload", wheel="w==1", member="b.so"),
         fault("env_unset", name="B"),
         fault("memory_limit", bytes="1073741824"),
+        gpu=True,
+        mounts=(Mount(Path("/h/probes"), "/probe"), Mount(Path("/h/b.so"), "/faults/1")),
     )
-    spec = run_spec(TINY_STACK, "img", ("python", "/probe/s.py", "torch"), faults, gpu=True)
-    mounts = (Mount(Path("/h/probes"), "/probe"), Mount(Path("/h/b.so"), "/faults/1"))
-    table = path_table(ENV.prefix, ENV.site, "3.11", mounts)
-    assert run_script(spec, table, ENV, home=Path("/c/run/home")).splitlines() == [
-        "exec 2>&1",
-        "set -e",
-        "rm -rf -- /c/run/venv/lib/python3.11/site-packages/nvidia/cudnn/lib",
+    table = path_table(ENV.prefix, ENV.site, "3.11", spec.mounts)
+    script = run_script(
+        spec, table, ENV, home=Path("/c/run/home"), base={},
+        ops_file=Path("/c/run/ops.json"), helper="/usr/bin/python3",
+    )  # fmt: skip
+    lines = script.splitlines()
+    assert lines[:2] == ["exec 2>&1", "set -e"]
+    assert lines[2].startswith("/usr/bin/python3 -I -S ") and "/c/run/ops.json" in lines[2]
+    assert lines[3:] == [
         "cd /c/run/home",
         "ulimit -v 1048576",
         "exec env -u B LD_PRELOAD=/h/b.so PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1"
-        " VIRTUAL_ENV=/c/run/venv /c/run/venv/bin/python /h/probes/s.py torch",
+        " VIRTUAL_ENV=/c/run/venv /c/run/venv/bin/python /h/probes/stageprobe.py torch",
     ]
 
 
 def test_a_cpu_run_hides_the_hosts_gpus_even_from_an_unset() -> None:
-    spec = spec_of(fault("env_unset", name="CUDA_VISIBLE_DEVICES"))
-    args = probe_env(spec, TABLE, ENV)
-    assert args[0] == "-u CUDA_VISIBLE_DEVICES"
-    assert "CUDA_VISIBLE_DEVICES=" in args
-    assert "CUDA_VISIBLE_DEVICES=" not in probe_env(spec_of(gpu=True), TABLE, ENV)
-    assert "CUDA_VISIBLE_DEVICES=" in probe_env(spec_of(fault("no_gpu"), gpu=True), TABLE, ENV)
+    unset, values = probe_env(
+        spec_of(fault("env_unset", name="CUDA_VISIBLE_DEVICES")), TABLE, ENV, {}
+    )
+    assert unset == ["CUDA_VISIBLE_DEVICES"] and values["CUDA_VISIBLE_DEVICES"] == ""
+    assert "CUDA_VISIBLE_DEVICES" not in probe_env(spec_of(gpu=True), TABLE, ENV, {})[1]
+    no_gpu = spec_of(fault("no_gpu"), gpu=True)
+    assert probe_env(no_gpu, TABLE, ENV, {})[1]["CUDA_VISIBLE_DEVICES"] == ""
+
+
+def test_a_search_path_is_prepended_to_what_the_host_has() -> None:
+    spec = spec_of(fault("path_prepend", var="PATH", wheel="w==1", member="lib/"))
+    _, values = probe_env(spec, TABLE, ENV, {"PATH": "/usr/bin"})
+    assert values["PATH"] == "/h/x/libone.so:/usr/bin"
 
 
 def result(code: int | None, *, timed_out: bool = False, out: str = "o\n") -> ProcResult:
