@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from harness.backends import local, local_script
+from harness.backends import Target, local, local_script
 from harness.backends.local import LocalBackend
 from harness.backends.local_script import LocalError
-from harness.faults import run_spec
+from harness.faults import resolve
 from harness.lock import WheelCache
-from harness.model import Fault, Mount, RunSpec
+from harness.model import Fault, Hide, Mount, RunSpec, op_sources
 from tests.conftest import ROOT
 from tests.local.conftest import TINY_LOCK, TINY_STACK, leftovers, tree_digest
 
@@ -87,9 +87,25 @@ def material(tmp_path: Path) -> tuple[Mount, ...]:
     )
 
 
+def spec_of(argv: tuple[str, ...], faults: tuple[Fault, ...], mounts: tuple[Mount, ...]) -> RunSpec:
+    """As the runner makes it: each other wheel's member, in order, at the mounts after the
+    probe's."""
+    ops = resolve(faults, TINY_STACK)
+    members = list(dict.fromkeys(m for op in ops for m in op_sources(op)))
+    sources = tuple(zip(members, [m.target for m in mounts[1:]], strict=False))
+    return RunSpec(argv=argv, ops=ops, mounts=mounts, sources=sources)
+
+
+def target(ref: str) -> Target:
+    return Target(stack=TINY_STACK, ref=ref, identity=ref, lock=TINY_LOCK)
+
+
+def run(backend: LocalBackend, ref: str, spec: RunSpec) -> Any:
+    return backend.run(spec, target(ref))
+
+
 def check(backend: LocalBackend, image: str, mounts: tuple[Mount, ...], *faults: Fault) -> Any:
-    spec = run_spec(TINY_STACK, image, ("python", "/probe/check.py"), faults, gpu=False)
-    done = backend.run_spec(spec, mounts)
+    done = run(backend, image, spec_of(("python", "/probe/check.py"), faults, mounts))
     assert done.exit_code == 0, done.output
     return json.loads(done.output.splitlines()[-1])
 
@@ -144,8 +160,8 @@ def test_without_file_faults_the_venv_runs_as_it_is(
 
 
 def test_every_file_primitive_recreates_and_never_writes_through_a_link(tmp_path: Path) -> None:
-    """The premise of the hard-link copy, for real: each primitive's setup, as the backend
-    accepts it, run in a linked copy leaves the original's files as they were."""
+    """The premise of the hard-link copy, for real: each file operation, as fileops.py applies
+    it, run in a linked copy leaves the original's files as they were."""
     src, copy = tmp_path / "src", tmp_path / "copy"
     site = src / "lib/python3.11/site-packages"
     (site / "d").mkdir(parents=True)
@@ -161,13 +177,20 @@ def test_every_file_primitive_recreates_and_never_writes_through_a_link(tmp_path
         fault("replace", path="{site}/c.so", wheel="o==1", member="c.so"),
         fault("replace", path="{site}/d/", wheel="o==1", member="d/"),
     )
-    spec = run_spec(TINY_STACK, "img", ("true",), faults, gpu=False)
-    assert len(local_script.setup_targets(spec.setup)) == len(faults)
     subprocess.run(["cp", "-al", str(src), str(copy)], check=True)
     table = local_script.path_table(copy, copy / site.relative_to(src), "3.11", ())
     table |= {"/faults/2": str(tmp_path / "other.so"), "/faults/3": str(tmp_path / "other-d")}
-    for cmd in spec.setup:
-        subprocess.run(["sh", "-ec", local_script.translate(cmd, table, shell=True)], check=True)
+    ops = resolve(faults, TINY_STACK)
+    members = list(dict.fromkeys(m for op in ops for m in op_sources(op)))
+    spec = RunSpec(
+        argv=(), ops=ops, sources=tuple(zip(members, ("/faults/2", "/faults/3"), strict=True))
+    )
+    placed = local_script.place(spec, table, [copy])
+    assert len(placed.steps) == len(faults)
+    ops_file = tmp_path / "ops.json"
+    ops_file.write_text(local_script.ops_json(placed.steps, [copy]))
+    helper = [sys.executable, "-I", "-S", str(local_script.FILEOPS), str(ops_file)]
+    subprocess.run(helper, check=True)
     got = copy / site.relative_to(src)
     assert not (got / "a.so").exists() and (got / "b.so").stat().st_size == 10
     assert (got / "c.so").read_bytes() == b"other"
@@ -256,11 +279,11 @@ def test_a_host_file_outside_the_environment_is_hidden_by_an_overlay(
     (host / "libcuda.so.1").write_text("driver")
     (host / "libother.so").write_text("other")
     code = f"import os; print(sorted(os.listdir({str(host)!r})))"
-    setup = (
-        f"rm -rf -- {host}/libcuda.so*",
-        "rm -rf -- /opt/stack/lib/python3.11/site-packages/markupsafe/_native.py",
+    ops = (
+        Hide(path=f"{host}/libcuda.so*"),
+        Hide(path="/opt/stack/lib/python3.11/site-packages/markupsafe/_native.py"),
     )
-    done = backend.run_spec(RunSpec(image=tiny_venv, argv=("python", "-c", code), setup=setup), ())
+    done = run(backend, tiny_venv, RunSpec(argv=("python", "-c", code), ops=ops))
     assert done.exit_code == 0 and done.output.splitlines()[-1] == "['libother.so']", done.output
     assert (host / "libcuda.so.1").read_text() == "driver"
     assert leftovers(backend.root / "runs", backend.scratch) == []
@@ -269,9 +292,9 @@ def test_a_host_file_outside_the_environment_is_hidden_by_an_overlay(
 def test_a_fault_outside_the_environment_is_refused_before_anything_runs(
     tiny_venv: str, backend: LocalBackend
 ) -> None:
-    spec = RunSpec(image=tiny_venv, argv=("python", "-c", "pass"), setup=("rm -rf -- /etc",))
-    with pytest.raises(LocalError, match="cannot overlay /"):
-        backend.run_spec(spec, ())
+    spec = RunSpec(argv=("python", "-c", "pass"), ops=(Hide(path="/etc"),))
+    with pytest.raises(LocalError, match="no folder / to overlay"):
+        run(backend, tiny_venv, spec)
     assert Path("/etc/passwd").exists()
 
 
@@ -283,9 +306,9 @@ def test_a_timeout_kills_the_probe_and_what_it_started(
 ) -> None:
     pidfile = tmp_path / "pid"
     code = f"import os,time; os.system('sleep 300 & echo $! > {pidfile}'); time.sleep(300)"
-    spec = RunSpec(image=tiny_venv, argv=("python", "-c", code), timeout=2)
+    spec = RunSpec(argv=("python", "-c", code), timeout=2)
     start = time.monotonic()
-    done = backend.run_spec(spec, ())
+    done = run(backend, tiny_venv, spec)
     assert done.exit_code is None and time.monotonic() - start < 15
     assert not _running(int(pidfile.read_text()))
 
@@ -301,8 +324,10 @@ def _running(pid: int) -> bool:
 DRIVER = """
 import os, signal, sys
 from pathlib import Path
+from harness.backends import Target
 from harness.backends.local import LocalBackend
-from harness.model import RunSpec
+from harness.model import Hide, RunSpec
+from tests.local.conftest import TINY_LOCK, TINY_STACK
 
 def stop(signum, frame):  # as harness.cli does: SIGTERM unwinds like Ctrl-C
     raise KeyboardInterrupt
@@ -311,9 +336,10 @@ signal.signal(signal.SIGTERM, stop)
 root, venv, ready = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 backend = LocalBackend(root=root, env=os.environ)
 code = f"import os,time; open({ready!r}, 'w').write(str(os.getpid())); time.sleep(300)"
-setup = (f"rm -rf -- /opt/stack/lib/python3.11/site-packages/markupsafe/_native.py",)
+ops = (Hide(path="/opt/stack/lib/python3.11/site-packages/markupsafe/_native.py"),)
+target = Target(stack=TINY_STACK, ref=venv, identity=venv, lock=TINY_LOCK)
 try:
-    backend.run_spec(RunSpec(image=venv, argv=("python", "-c", code), setup=setup), ())
+    backend.run(RunSpec(argv=("python", "-c", code), ops=ops), target)
 except KeyboardInterrupt:
     sys.exit(130)
 """
