@@ -26,21 +26,38 @@ def lint(session: nox.Session) -> None:
     session.run("mypy")
 
 
+# Options `harness report` takes from a matrix job's arguments (the rest are `harness run`'s).
+REPORT_OPTIONS = ("--results", "--shard", "--stack", "--cell")
+
+
+def _options(args: list[str], names: tuple[str, ...]) -> list[str]:
+    """The given options (and their values) out of an argument list, in order."""
+    out: list[str] = []
+    for i, arg in enumerate(args):
+        name = arg.split("=", 1)[0]
+        if name in names:
+            out += [arg] if "=" in arg else args[i : i + 2]
+    return out
+
+
 @nox.session
 def matrix(session: nox.Session) -> None:
-    """The matrix job on a profile (default smoke): plan, build every stack's image, run every
-    cell into reports/results/, then the report in reports/. Exit 1 on drift (an observed
-    outcome that differs from the expected one) unless --allow-drift.
+    """The matrix job on a profile (default smoke): the plan (what each cell will do), each
+    stack prepared (an image built or a cache hit; a venv with --backend local) and its cells
+    run into reports/results/, then the report in reports/. Exit 1 on drift (an observed outcome
+    that differs from the expected one) unless --allow-drift.
 
-    `nox -s matrix -- --profile full` picks a profile.
+    Every `harness run` option passes through: `nox -s matrix -- --profile full --driver
+    535.104.05 --shard 2/4`, `-- --backend local`; --results, --shard, --stack and --cell reach
+    the report as well.
     """
     session.install("-e", ".")
     allow = "--allow-drift" in session.posargs
     args = [a for a in session.posargs if a != "--allow-drift"]
-    session.run("harness", "plan", *args)
-    session.run("harness", "build", *args)
+    session.run("harness", "run", "--dry-run", *args)
     session.run("harness", "run", *args, "--allow-drift")  # the report judges drift
-    session.run("harness", "report", *(["--allow-drift"] if allow else []))
+    report = _options(args, REPORT_OPTIONS)
+    session.run("harness", "report", *report, *(["--allow-drift"] if allow else []))
 
 
 EVIDENCE = "reports/evidence"

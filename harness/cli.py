@@ -150,7 +150,10 @@ def _sweep(backend: Backend, console: Console) -> None:
 
 def cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
     plan = selected(load(args, argv).plan, args, argv)
+    # what each GitHub job passes to `harness run`, so its --shard k/N splits this same plan
     base = ["--profile", plan.profile, "--driver", plan.driver.to_json()]
+    base += [w for g in args.stack for w in ("--stack", g)]
+    base += [w for g in args.cell for w in ("--cell", g)]
     sys.stdout.write(render(plan, args.format, max_jobs=args.max_jobs, args=base))
     return 0
 

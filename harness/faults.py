@@ -179,9 +179,10 @@ class _Args:
         chars = _PATTERN if pattern else _PATH
         if not text.startswith("/") or not chars.fullmatch(text):
             allowed = "letters, digits and . _ + @ % = , / -" + (" * ?" if pattern else "")
+            shown = repr(raw) + (f" (resolved: {text!r})" if text != raw else "")
             self.fail(
                 name,
-                f"{raw!r} is not an absolute path of plain characters ({text!r})",
+                f"{shown} is not an absolute path of plain characters",
                 f"write an absolute path ({{site}}/..., {{venv}}/...) using {allowed}",
             )
         if ".." in text.split("/"):

@@ -121,10 +121,10 @@ def work(
 
 
 def spec_for(
-    cell: Cell, ops: tuple[FaultOp, ...], target: Target, wheels: WheelCache, *, gpu: bool
+    ops: tuple[FaultOp, ...], target: Target, wheels: WheelCache, *, gpu: bool
 ) -> RunSpec:
-    """The run of a cell: the probe, and each other wheel's file its operations need, mounted."""
-    argv = ("python", f"{PROBE_MOUNT}/stageprobe.py", cell.stack.framework)
+    """A run on a target: the probe, and each other wheel's file the operations need, mounted."""
+    argv = ("python", f"{PROBE_MOUNT}/stageprobe.py", target.stack.framework)
     members = list(dict.fromkeys(m for op in ops for m in op_sources(op)))
     sources = tuple((m, f"{FAULT_MOUNTS}/{i}") for i, m in enumerate(members))
     mounts = [Mount(PROBE_DIR, PROBE_MOUNT)]
@@ -279,7 +279,7 @@ def _run_cell(loop: Loop, w: Work, key: str, target: Target, *, gpu: bool) -> Ru
     t, started = time.monotonic(), _now()
     status, observed, error = Status.ERRORED, None, None
     try:
-        run = probe_run(loop.backend, spec_for(w.cell, w.ops, target, loop.wheels, gpu=gpu), target)
+        run = probe_run(loop.backend, spec_for(w.ops, target, loop.wheels, gpu=gpu), target)
         if loop.keep is not None:
             loop.keep(run)
         status, observed = observe(run, loop.catalog)

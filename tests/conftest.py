@@ -57,7 +57,7 @@ def require_docker() -> bool:
 
 @pytest.fixture(scope="session")
 def docker_client() -> Iterator[object]:
-    from harness.backends.docker import connect
+    from harness.backends.engine import connect
     from harness.errors import HarnessError
 
     try:

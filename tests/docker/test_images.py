@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.docker import BuildFailed, DockerBackend, Mount
+from harness.backends.engine import BuildFailed, Engine
 from harness.backends.offline import Base, ensure_base, read_recipe
-from harness.build import Builder, Paths
+from harness.backends.images import Builder, Paths
 from harness.compat import parse_knowledge, read_knowledge_docs
 from harness.console import Console
 from harness.lock import LockError, WheelCache, cache_root, resolve
-from harness.model import DockerfilePlan, ImageJob, Lock, Stack
+from harness.model import DockerfilePlan, ImageJob, Lock, Mount, Stack
 from harness.render import offline_spec, read_templates
 from tests.conftest import ROOT, harness_cli
 
@@ -37,12 +37,12 @@ NUMPY_STACK = Stack(
 
 
 @pytest.fixture(scope="session")
-def backend(docker_client: object) -> DockerBackend:
-    return DockerBackend(docker_client)  # type: ignore[arg-type]
+def backend(docker_client: object) -> Engine:
+    return Engine(docker_client)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session")
-def base(backend: DockerBackend) -> Base:
+def base(backend: Engine) -> Base:
     """The debian12 offline base. Built once per machine and kept: it is a cache, like wheels."""
     recipe = read_recipe(ROOT / "images" / "offline-base", "debian12")
     built, _ = ensure_base(recipe, backend, cache_root(ENV) / "tmp")
@@ -64,11 +64,11 @@ def numpy_lock(base: Base) -> Lock:
 
 
 @pytest.fixture
-def builder(backend: DockerBackend, tmp_path: Path) -> Builder:
+def builder(backend: Engine, tmp_path: Path) -> Builder:
     paths = Paths(images=ROOT / "images", cache=cache_root(ENV), logs=tmp_path / "logs")
     return Builder(
         kb=parse_knowledge(read_knowledge_docs()),
-        backend=backend,
+        engine=lambda: backend,
         paths=paths,
         templates=read_templates(ROOT / "images"),
         console=Console(),
@@ -76,7 +76,7 @@ def builder(backend: DockerBackend, tmp_path: Path) -> Builder:
 
 
 @pytest.fixture
-def fresh_ref(backend: DockerBackend) -> Iterator[list[str]]:
+def fresh_ref(backend: Engine) -> Iterator[list[str]]:
     """Image refs a test makes; removed afterwards, and no stackmatrix container may remain."""
     refs: list[str] = []
     yield refs
@@ -85,7 +85,7 @@ def fresh_ref(backend: DockerBackend) -> Iterator[list[str]]:
     assert backend.leftovers(os.getpid()) == []
 
 
-def test_the_offline_base_is_debian_with_its_python(backend: DockerBackend, base: Base) -> None:
+def test_the_offline_base_is_debian_with_its_python(backend: Engine, base: Base) -> None:
     assert base.python.startswith("3.11.") and base.glibc == "2.36"
     done = backend.run(base.ref, ["python3", "-c", "import ssl, venv; print('ok')"])
     assert (done.exit_code, done.output.strip()) == (0, "ok")
@@ -94,7 +94,7 @@ def test_the_offline_base_is_debian_with_its_python(backend: DockerBackend, base
 
 
 def test_small_stack_builds_runs_and_is_a_cache_hit(
-    builder: Builder, backend: DockerBackend, base: Base, numpy_lock: Lock, fresh_ref: list[str]
+    builder: Builder, backend: Engine, base: Base, numpy_lock: Lock, fresh_ref: list[str]
 ) -> None:
     spec = offline_spec(
         NUMPY_STACK,
@@ -122,7 +122,7 @@ def test_small_stack_builds_runs_and_is_a_cache_hit(
 
 
 def test_the_image_build_has_no_network(
-    backend: DockerBackend, base: Base, tmp_path: Path, fresh_ref: list[str]
+    backend: Engine, base: Base, tmp_path: Path, fresh_ref: list[str]
 ) -> None:
     """A build step that tries the network fails, names its step and keeps the full log."""
     ref = "stackmatrix/test:no-network"
@@ -148,7 +148,7 @@ def test_the_image_build_has_no_network(
 
 
 def test_an_interrupted_build_leaves_no_container_and_no_tag(
-    backend: DockerBackend, base: Base, tmp_path: Path, fresh_ref: list[str]
+    backend: Engine, base: Base, tmp_path: Path, fresh_ref: list[str]
 ) -> None:
     ref = "stackmatrix/test:interrupted"
     fresh_ref.append(ref)
@@ -156,11 +156,11 @@ def test_an_interrupted_build_leaves_no_container_and_no_tag(
 import os, signal, sys
 from pathlib import Path
 sys.path.insert(0, {str(ROOT)!r})
-from harness.backends.docker import DockerBackend, connect
+from harness.backends.engine import Engine, connect
 from harness.model import DockerfilePlan
 def stop(*_): raise KeyboardInterrupt
 signal.signal(signal.SIGTERM, stop)
-b = DockerBackend(connect(os.environ))
+b = Engine(connect(os.environ))
 plan = DockerfilePlan(base={base.ref!r}, runs=("sleep 120",), changes=())
 b.commit_build(plan, {ref!r}, mounts=[], log_path=Path({str(tmp_path / "log")!r}), timeout=300)
 """
@@ -199,7 +199,7 @@ SMOKE_TORCH = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline"
 
 
 @pytest.mark.slow
-def test_the_smoke_torch_stack(backend: DockerBackend, tmp_path: Path) -> None:
+def test_the_smoke_torch_stack(backend: Engine, tmp_path: Path) -> None:
     """`harness build` on the smoke profile's torch stack, then torch in it with no network."""
     out = tmp_path / "build.json"
     res = harness_cli("build", "--stack", SMOKE_TORCH, "--json", str(out))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends.docker import DockerBackend, Mount
+from harness.backends.engine import Engine
 from harness.events import parse
-from harness.model import ProbeReport, Stage
+from harness.model import Mount, ProbeReport, Stage
 from tests.conftest import ROOT, harness_build
 
 pytestmark = pytest.mark.slow
@@ -23,7 +23,7 @@ def smoke_images() -> dict[str, str]:
     return harness_build()
 
 
-def probe(backend: DockerBackend, ref: str, framework: str) -> tuple[int | None, ProbeReport]:
+def probe(backend: Engine, ref: str, framework: str) -> tuple[int | None, ProbeReport]:
     done = backend.run(
         ref,
         ["python", "/probe/stageprobe.py", framework],
@@ -35,8 +35,8 @@ def probe(backend: DockerBackend, ref: str, framework: str) -> tuple[int | None,
 
 
 @pytest.fixture(scope="module")
-def backend(docker_client: object) -> DockerBackend:
-    return DockerBackend(docker_client)  # type: ignore[arg-type]
+def backend(docker_client: object) -> Engine:
+    return Engine(docker_client)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -47,7 +47,7 @@ def backend(docker_client: object) -> DockerBackend:
     ],
 )
 def test_baseline_passes_with_gpu_stages_skipped(
-    smoke_images: dict[str, str], backend: DockerBackend, slug: str, framework: str
+    smoke_images: dict[str, str], backend: Engine, slug: str, framework: str
 ) -> None:
     code, report = probe(backend, smoke_images[slug], framework)
     assert code == 0 and report.passed
@@ -68,7 +68,7 @@ def test_baseline_passes_with_gpu_stages_skipped(
 
 
 def test_torch_meets_an_older_cudnn_at_build_info(
-    smoke_images: dict[str, str], backend: DockerBackend
+    smoke_images: dict[str, str], backend: Engine
 ) -> None:
     code, report = probe(
         backend, smoke_images["torch-2.15.0_cu13.2_cudnn9.13_py3.11_offline"], "torch"

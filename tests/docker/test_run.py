@@ -15,11 +15,18 @@ from pathlib import Path
 
 import pytest
 
+from harness.backends import Target
 from harness.backends.docker import DockerBackend
+from harness.backends.engine import Engine
+from harness.backends.images import Builder, Paths
+from harness.compat import parse_knowledge, read_knowledge_docs
+from harness.console import Console
+from harness.faults import resolve
 from harness.journal import records
 from harness.lock import WheelCache, cache_root, read_lock
 from harness.model import Stack
-from harness.runner import prepare, probe_run
+from harness.render import read_templates
+from harness.runner import probe_run, spec_for
 from harness.scenarios import read_scenarios
 from tests.conftest import ROOT, harness_build, harness_cli
 
@@ -37,7 +44,7 @@ def harness_run(results: Path) -> subprocess.CompletedProcess[str]:
 def test_smoke_matrix_runs_resumes_and_is_a_cache_hit(
     smoke_results: Path, docker_client: object, tmp_path: Path
 ) -> None:
-    backend = DockerBackend(docker_client)  # type: ignore[arg-type]
+    backend = Engine(docker_client)  # type: ignore[arg-type]
     harness_build()
     # It fills the shared results (test_run_local.py compares with them) unless run after it.
     results = tmp_path / "results" if smoke_results.exists() else smoke_results
@@ -92,24 +99,26 @@ def test_smoke_matrix_runs_resumes_and_is_a_cache_hit(
 
 def test_the_image_is_untouched_by_a_fault(docker_client: object) -> None:
     """Faults live in the run's container only: the next plain run sees the intact stack."""
-    backend = DockerBackend(docker_client)  # type: ignore[arg-type]
+    engine = Engine(docker_client)  # type: ignore[arg-type]
     slug = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline"
     ref = harness_build("--stack", slug)[slug]
     path = "/opt/stack/lib/python3.11/site-packages/nvidia/cudnn/lib/libcudnn_graph.so.9"
-    stack = Stack(**json.loads(backend.image_labels(ref)["stackmatrix.stack"]))
+    stack = Stack(**json.loads(engine.image_labels(ref)["stackmatrix.stack"]))
     lock = read_lock(ROOT / "images" / "locks" / f"{slug}.json")
     assert lock is not None
     scenario = read_scenarios(ROOT / "scenarios", display="scenarios")["corrupt-library"]
-    spec, mounts = prepare(
-        stack=stack,
-        image=ref,
-        scenario=scenario,
-        lock=lock,
-        cache=WheelCache(cache_root(dict(os.environ))),
-    )
-    run = probe_run(backend, spec, mounts)
+    cache = cache_root(dict(os.environ))
+    paths = Paths(images=ROOT / "images", cache=cache, logs=ROOT / "reports" / "logs")
+    builder = Builder(
+        kb=parse_knowledge(read_knowledge_docs()), engine=lambda: engine, paths=paths,
+        templates=read_templates(paths.images), console=Console(),
+    )  # fmt: skip
+    backend = DockerBackend(builder, lambda: engine)
+    target = Target(stack=stack, ref=ref, identity=ref, lock=lock)
+    spec = spec_for(resolve(scenario.faults, stack), target, WheelCache(cache), gpu=False)
+    run = probe_run(backend, spec, target)
     assert run.signal == 7  # SIGBUS: the truncated copy was used in that run
-    done = backend.run(ref, ["sh", "-c", f"stat -c %s {path}"])
+    done = engine.run(ref, ["sh", "-c", f"stat -c %s {path}"])
     assert done.exit_code == 0 and int(done.output.strip()) > 1_000_000
 
 

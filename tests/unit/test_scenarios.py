@@ -19,7 +19,7 @@ title: cuDNN removed
 cause: seed 000, case 1
 frameworks: [torch]
 faults:
-  - {primitive: hide, args: {path: "nvidia/cudnn/lib"}}
+  - {primitive: hide, args: {path: "{site}/nvidia/cudnn/lib"}}
 expect:
   torch:
     cpu: {signature: cudnn_missing, stage: build_info}
