@@ -1,7 +1,7 @@
 """Runs: harness overhead per run against a bare `docker run`, and a warm re-run of the matrix.
 
   overhead  one cell (torch baseline and torch missing-cudnn), run N times through the harness
-            (DockerBackend.run_spec: create, start, wait, logs, remove, with its fault setup)
+            (DockerBackend.run: create, start, wait, logs, remove, with its fault setup)
             and N times as the plain `docker run --rm ...` that `harness reproduce` prints for it,
             interleaved; medians compared (goal: harness within 15% of bare).
   warm      `harness run` on the smoke profile when every cell is in the journal: wall time
@@ -26,9 +26,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.backends.docker import DockerBackend, connect, docker_run_command  # noqa: E402
+from harness.backends import Target  # noqa: E402
+from harness.backends.docker import DockerBackend, docker_run_command  # noqa: E402
+from harness.backends.engine import Engine, connect  # noqa: E402
+from harness.backends.images import Builder, Paths  # noqa: E402
+from harness.console import Console  # noqa: E402
+from harness.faults import resolve  # noqa: E402
 from harness.lock import WheelCache, cache_root, read_lock  # noqa: E402
-from harness.runner import prepare  # noqa: E402
+from harness.render import read_templates  # noqa: E402
+from harness.runner import spec_for  # noqa: E402
 from harness.scenarios import read_scenarios  # noqa: E402
 
 STACK_SLUG = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline"
@@ -56,19 +62,25 @@ def overhead(reps: int) -> dict[str, object]:
     )  # fmt: skip
     stack = next(c.stack for c in plan.cells if c.stack.slug == STACK_SLUG)
     lock = read_lock(ROOT / "images" / "locks" / f"{STACK_SLUG}.json")
-    backend = DockerBackend(connect(os.environ))
+    assert lock is not None
+    engine = Engine(connect(os.environ))
+    cache = cache_root(os.environ)
+    paths = Paths(images=ROOT / "images", cache=cache, logs=ROOT / "reports" / "logs")
+    kb = parse_knowledge(read_knowledge_docs())
+    builder = Builder(kb=kb, engine=lambda: engine, paths=paths, console=Console(),
+                      templates=read_templates(paths.images))  # fmt: skip
+    backend = DockerBackend(builder, lambda: engine)
     image = image_of(STACK_SLUG)
+    target = Target(stack=stack, ref=image, identity=image, lock=lock)
     out: dict[str, object] = {}
     for name in ("baseline", "missing-cudnn"):
-        spec, mounts = prepare(
-            stack=stack, image=image, scenario=scenarios[name], lock=lock,
-            cache=WheelCache(cache_root(os.environ)),
-        )  # fmt: skip
-        bare_cmd = docker_run_command(spec, mounts)
+        ops = resolve(scenarios[name].faults, stack)
+        spec = spec_for(ops, target, WheelCache(cache), gpu=False)
+        bare_cmd = docker_run_command(spec, image)
         harness_s, bare_s = [], []
         for _ in range(reps):
             t = time.perf_counter()
-            backend.run_spec(spec, mounts)
+            backend.run(spec, target)
             harness_s.append(time.perf_counter() - t)
             t = time.perf_counter()
             subprocess.run(["bash", "-c", bare_cmd], capture_output=True, check=False)

@@ -25,7 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness.backends.docker import DockerBackend, Mount, connect  # noqa: E402
+from harness.backends.engine import Engine, connect  # noqa: E402
+from harness.model import Mount  # noqa: E402
 from harness.backends.offline import ensure_base, read_recipe  # noqa: E402
 from harness.lock import WheelCache, cache_root, fetch, read_lock  # noqa: E402
 from harness.model import Stack  # noqa: E402
@@ -60,7 +61,7 @@ def main() -> None:
     cache = WheelCache(cache_root(env))
     fetch(lock, cache)
     client = connect(env)
-    backend = DockerBackend(client)
+    backend = Engine(client)
     base, _ = ensure_base(read_recipe(ROOT / "images/offline-base", "debian12"), backend,
                           cache_root(env) / "tmp")
     stack = Stack(**json.loads(json.dumps({

@@ -145,3 +145,29 @@ def test_reproduce_prints_a_command_that_reproduces(tmp_path: Path) -> None:
 
     report = parse(pasted.stdout)
     assert report.failed_stage is not None and report.failed_stage.value == "cudnn_api"
+
+
+def _report(out: Path, *folders: Path) -> dict[str, str]:
+    args = [a for f in folders for a in ("--results", str(f))]
+    res = harness_cli("report", *args, "--out", str(out))
+    assert res.returncode == 0, res.stderr[-3000:]
+    csv = (out / "results.csv").read_text().splitlines()
+    header = csv[0].split(",")
+    timing = [i for i, name in enumerate(header) if name in ("seconds", "started")]
+    rows = [",".join(v for i, v in enumerate(r.split(",")) if i not in timing) for r in csv]
+    return {"COMPATIBILITY.md": (out / "COMPATIBILITY.md").read_text(), "csv": "\n".join(rows)}
+
+
+def test_two_shards_report_as_the_unsharded_run(tmp_path: Path) -> None:
+    """--shard 1/2 and 2/2 into their own folders, merged by `harness report`, give the report
+    of the same selection run whole (timings aside)."""
+    chosen = ["--driver", "none", "--cell", "*/baseline", "--cell", "*/missing-cudnn"]
+    folders = {name: tmp_path / name for name in ("whole", "a", "b")}
+    for name, extra in (("whole", []), ("a", ["--shard", "1/2"]), ("b", ["--shard", "2/2"])):
+        res = harness_cli("run", "--results", str(folders[name]), *chosen, *extra)
+        assert res.returncode == 0, res.stderr[-3000:]
+    shards = [records(folders[n]) for n in ("a", "b")]
+    assert shards[0] and shards[1] and len(shards[0]) + len(shards[1]) == 6
+    whole = _report(tmp_path / "r-whole", folders["whole"])
+    merged = _report(tmp_path / "r-merged", folders["a"], folders["b"])
+    assert merged == whole
