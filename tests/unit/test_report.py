@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import csv
 import io
+import json
 import re
 import shutil
 import xml.etree.ElementTree as ET
@@ -24,9 +25,12 @@ from harness.model import (
     Observed,
     Outcome,
     Pattern,
+    Plan,
     RunResult,
     Signature,
+    Stack,
     Stage,
+    Status,
     Where,
 )
 from harness.report import ReportSummary, parse_cell_id, reproduce_command, write_all
@@ -42,6 +46,8 @@ PASS = Expectation(outcome=Outcome.PASS)
 NO_CUDNN = Expectation(outcome=Outcome.FAIL, signature="cudnn_missing", stage=Stage.IMPORT)
 OLDER = Expectation(outcome=Outcome.FAIL, signature="cudnn_version_mismatch", stage=Stage.CUDNN_API)
 EXPECTED = {"baseline": PASS, "missing-cudnn": NO_CUDNN, "cudnn-older-runtime": OLDER}
+PLAN = Plan.from_json(json.loads((GOLDEN / "plan.json").read_text(encoding="utf-8")))
+STACKS: dict[str, Stack] = {c.stack.slug: c.stack for c in PLAN.cells}
 SCRIPT_LINE = "OSError: libcudnn.so.9: cannot open <script>alert(1)</script> & \x1b[31mgone\x1b[0m"
 
 
@@ -89,15 +95,24 @@ def observed(
 
 
 def result(
-    cell: str, status: str, seen: Observed | None, *, drift: bool = False, **kw: Any
+    cell: str,
+    status: str,
+    seen: Observed | None,
+    *,
+    drift: bool = False,
+    expected: Expectation | None = None,
+    **kw: Any,
 ) -> dict[str, Any]:
-    scenario = cell.rsplit("/", 1)[1]
+    """A schema-2 journal record; `kw` overrides its JSON fields."""
+    slug, _, scenario = cell.rpartition("/")
     rec = RunResult(
         cell=cell,
+        stack=STACKS[slug],
+        scenario=scenario,
         key="k-" + cell,
         backend="docker",
-        status=status,
-        expected=EXPECTED[scenario],
+        status=Status(status),
+        expected=expected or EXPECTED[scenario],
         observed=seen,
         drift=drift,
         evidence=Evidence.CPU,
@@ -454,10 +469,14 @@ def test_diff_against_the_previous_report(tmp_path: Path) -> None:
             started=late,
         ),
         # a new cell, failing
-        {
-            **result(f"{T1}/baseline", "failed", observed(Outcome.FAIL), drift=True, started=late),
-            "cell": f"{T1}/corrupt-library",
-        },
+        result(
+            f"{T1}/corrupt-library",
+            "failed",
+            observed(Outcome.FAIL),
+            drift=True,
+            expected=PASS,
+            started=late,
+        ),
     ]
     kept = [r for r in shard_one() + shard_two() if r["cell"] != f"{TF}/baseline"]
     second = journal(tmp_path / "r2", kept + later)  # no plan: the predicted cell goes too
