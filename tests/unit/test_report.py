@@ -34,7 +34,7 @@ from harness.model import (
     Where,
 )
 from harness.report import ReportSummary, parse_cell_id, reproduce_command, write_all
-from harness.report_md import md
+from harness.report.md import md
 from tests.conftest import FIXTURES
 from tests.unit.golden import check_golden
 

@@ -15,10 +15,10 @@ from urllib.parse import quote
 import pandas as pd  # type: ignore[import-untyped]
 
 from harness.model import Signature
-from harness.report_frame import reproduce_command
+from harness.report.frame import reproduce_command
 
 if TYPE_CHECKING:  # report imports this module; the types are only annotations here
-    from harness.report import Diff, Header, ReportSummary
+    from harness.report.write import Diff, Header, ReportSummary
 
 PAGE = "index.html"
 LINKS_SHOWN = 10  # cells linked per signature before "and N more"

@@ -19,7 +19,7 @@ import pandas as pd  # type: ignore[import-untyped]
 from harness.fs import atomic_write
 from harness.journal import FINAL
 from harness.model import Signature
-from harness.report_frame import (
+from harness.report.frame import (
     NOT_RUN,
     PREDICTED,
     CellName,
@@ -29,8 +29,8 @@ from harness.report_frame import (
     read_records,
     reproduce_command,
 )
-from harness.report_html import render_page
-from harness.report_md import compatibility, diff_line, diff_markdown, signatures, step_summary
+from harness.report.html import render_page
+from harness.report.md import compatibility, diff_line, diff_markdown, signatures, step_summary
 
 __all__ = [
     "CellName",
