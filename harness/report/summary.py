@@ -1,0 +1,88 @@
+"""The report's summary values from the frame: counts, the header, and the diff against the
+previous report's snapshot (report.json). Pure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped]
+
+from harness.report.frame import NOT_RUN, PREDICTED
+from harness.report.types import Change, Counts, Diff, Header
+
+BAD = frozenset({"drift", "timeout", "errored"})  # what CI should look at
+OBSERVED = frozenset({"pass", "expected-fail", "drift", "timeout"})  # a run showed this
+
+
+_COUNTED = {
+    "passed": "pass",
+    "failed_as_expected": "expected-fail",
+    "drift": "drift",
+    "timeout": "timeout",
+    "errored": "errored",
+    "interrupted": "interrupted",
+    "predicted": PREDICTED,
+}
+
+
+def count(frame: pd.DataFrame) -> Counts:
+    n: dict[str, int] = frame["klass"].value_counts().to_dict()
+    return Counts(cells=len(frame), **{f: int(n.get(k, 0)) for f, k in _COUNTED.items()})
+
+
+def _joined(values: Iterable[str], default: str) -> str:
+    found = sorted({v for v in values if v})
+    return ", ".join(found) if found else default
+
+
+def header(frame: pd.DataFrame, plans: Sequence[tuple[Path, Any]], completeness: str) -> Header:
+    ran = frame[frame["status"] != NOT_RUN]
+    plan_driver = _joined((str(p.get("driver", "")) for _, p in plans), "unknown")
+    when = pd.to_datetime(ran["started"], utc=True, format="ISO8601", errors="coerce")
+    newest = ran["started"].loc[when.idxmax()] if when.notna().any() else ""
+    return Header(
+        profile=_joined((str(p.get("profile", "")) for _, p in plans), "unknown (no plan.json)"),
+        driver=_joined(ran["driver"].unique(), plan_driver),
+        gpu=_joined(ran["gpu"].unique(), "none recorded"),
+        newest=str(newest) or "no results",
+        completeness=completeness,
+        backends=_joined(ran["backend"].unique(), "none"),
+    )
+
+
+# ---------------------------------------------------------------- diff
+
+
+def snapshot(frame: pd.DataFrame) -> str:
+    """Columns, not rows: small and fast to read back for 100k cells."""
+    data = {"schema": 1, **{c: frame[c].tolist() for c in ("cell", "verdict", "klass")}}
+    return json.dumps(data, separators=(",", ":")) + "\n"
+
+
+def diff(previous: Any, frame: pd.DataFrame) -> Diff:
+    """New failures include new cells that fail: the previous report did not have them."""
+    try:
+        old = pd.DataFrame({c: previous[c] for c in ("cell", "verdict", "klass")})
+    except (KeyError, TypeError, ValueError):
+        return Diff(previous=False)
+    now = frame[["cell", "verdict", "klass"]]
+    both = now.merge(old, on="cell", how="left", suffixes=("", "_old")).fillna("")
+    bad, was_bad = both["klass"].isin(BAD), both["klass_old"].isin(BAD)
+    observed = both["klass"].isin(OBSERVED) & both["klass_old"].isin(OBSERVED)
+    changed = both[observed & (bad == was_bad) & (both["verdict"] != both["verdict_old"])]
+    return Diff(
+        previous=True,
+        new_failures=tuple(both.loc[bad & ~was_bad, "cell"]),
+        fixed=tuple(both.loc[was_bad & both["klass"].isin(OBSERVED - BAD), "cell"]),
+        changed=tuple(
+            Change(cell=c, before=b, after=a)
+            for c, b, a in zip(
+                changed["cell"], changed["verdict_old"], changed["verdict"], strict=True
+            )
+        ),
+        added=tuple(sorted(set(frame["cell"]) - set(old["cell"]))),
+        removed=tuple(sorted(set(old["cell"]) - set(frame["cell"]))),
+    )
