@@ -1,63 +1,49 @@
-"""The report's data: every results folder's journal and plan.json → one pandas frame with one
-row per cell, sorted by stack then scenario.
+"""The report's data: RunResults and Plans -> one pandas frame with one row per cell, sorted by
+stack then scenario. Pure.
 
-A cell's row is its latest record across every folder (the last thing that happened to it, even
-an interrupted run); planned cells without a record are added with status `not-run` and shown
-as predicted. Absent text is "" throughout, so renderers never meet None or NaN.
+A cell's row is its latest result across every folder (the last thing that happened to it, even
+an interrupted run); planned cells without a result are added with status `not-run` and shown
+as predicted. A row's stack is the Stack its result or plan cell carries. Absent text is ""
+throughout, so renderers never meet None or NaN.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 
 from harness.errors import ConfigError
-from harness.journal import FINAL, records
-from harness.model import Where, version_key
-
-PLAN = "plan.json"
-PREDICTED, NOT_RUN = "predicted", "not-run"
-_SLUG = re.compile(
-    r"^(?P<framework>[A-Za-z0-9]+)-(?P<version>[^_]+)_cu(?P<cuda>[^_]+)"
-    r"_cudnn(?P<cudnn>[^_]+)_py(?P<python>[^_]+)_(?P<base>.+)$"
+from harness.journal import FINAL
+from harness.model import (
+    Expectation,
+    Observed,
+    Plan,
+    RunResult,
+    Stack,
+    Stage,
+    major_minor,
+    version_key,
 )
+
+PREDICTED, NOT_RUN = "predicted", "not-run"
 # Terminal colours and other control characters in a log line: noise in every rendering (the
 # journal keeps the raw line). Tab and newline stay. A lone surrogate (JSON can carry one as
 # "\ud800") cannot be written as UTF-8 at all.
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_NO_PARTS = dict.fromkeys(("version", "cuda", "cudnn", "python", "base"), "?")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CellName:
-    """A cell id taken apart:
-    `<framework>-<version>_cu<cuda>_cudnn<cudnn>_py<python>_<base>/<scenario>`."""
-
-    stack: str
-    scenario: str
-    framework: str
-    version: str
-    cuda: str
-    cudnn: str
-    python: str
-    base: str
-
-
-def parse_cell_id(cell: str) -> CellName:
-    """Never fails: an id that does not follow the pattern keeps its text, parts are '?'."""
-    stack, _, scenario = cell.rpartition("/") if "/" in cell else (cell, "", "")
-    m = _SLUG.match(stack)
-    parts = m.groupdict() if m else dict(_NO_PARTS)
-    parts.setdefault("framework", stack.split("-", 1)[0] or "?")
-    return CellName(stack=stack, scenario=scenario, **parts)
+# The frame's columns for a stack's parts, from its Stack (cuDNN as major.minor, as in the slug).
+_PARTS: dict[str, Callable[[Stack], str]] = {
+    "framework": lambda s: s.framework,
+    "version": lambda s: s.framework_version,
+    "cuda": lambda s: s.cuda,
+    "cudnn": lambda s: major_minor(s.cudnn),
+    "python": lambda s: s.python,
+    "base": lambda s: s.base,
+}
 
 
 def reproduce_command(cell: str, backend: str = "docker") -> str:
@@ -65,79 +51,73 @@ def reproduce_command(cell: str, backend: str = "docker") -> str:
     return f"nox -s reproduce -- {cell}" + (" --backend local" if backend == "local" else "")
 
 
-# ---------------------------------------------------------------- reading (I/O only)
-
-
-def read_plans(folders: Sequence[Path]) -> list[tuple[Path, Any]]:
-    out = []
-    for path in (f / PLAN for f in folders):
-        if path.exists():
-            try:
-                out.append((path, json.loads(path.read_text(encoding="utf-8"))))
-            except ValueError as exc:
-                raise ConfigError(f"not JSON: {exc}", where=Where(str(path))) from None
-    return out
-
-
-def read_records(folders: Sequence[Path]) -> list[dict[str, object]]:
-    for folder in folders:
-        if not folder.is_dir():
-            raise ConfigError(
-                f"results folder {folder} does not exist",
-                help="run `nox -s matrix` first, or pass --results FOLDER",
-            )
-    # Folder order, then file order: the tie-break when two records start in the same second.
-    return [r for folder in folders for r in records(folder)]
-
-
-# ---------------------------------------------------------------- the frame (pure)
+# ---------------------------------------------------------------- results and plans -> rows
 
 _TEXT = (
-    "cell", "status", "backend", "evidence", "started", "image", "error",
+    "cell", "stack", "scenario", "status", "backend", "evidence", "started", "image", "error",
     "exp_outcome", "exp_signature", "exp_stage", "obs_outcome", "obs_signature", "obs_stage",
     "obs_line", "obs_fingerprint", "driver", "gpu", "secondary",
 )  # fmt: skip
 _COLUMNS = (*_TEXT, "drift", "seconds", "obs_exit", "obs_signal")
+_PLANNED = ("cell", "stack", "scenario", "evidence", "exp_outcome", "exp_signature", "exp_stage")
+_NOT_OBSERVED = ("", "", "", "", "")
 
 
-def _record_row(r: Mapping[str, Any]) -> tuple[object, ...]:
-    exp, obs = r.get("expected") or {}, r.get("observed") or {}
-    text = (
-        r.get("cell"), r.get("status"), r.get("backend"), r.get("evidence"), r.get("started"),
-        r.get("image"), r.get("error"), exp.get("outcome"), exp.get("signature"),
-        exp.get("stage"), obs.get("outcome"), obs.get("signature"), obs.get("stage"),
-        obs.get("decisive_line"), obs.get("fingerprint"), r.get("driver"), r.get("gpu"),
-        ";".join(map(str, r.get("verdict_secondary") or obs.get("secondary") or ())),
+class Slugs(dict[Stack, str]):
+    """Stack -> slug, each computed once: a few hundred stacks carry 100k results."""
+
+    def __missing__(self, stack: Stack) -> str:
+        self[stack] = stack.slug
+        return self[stack]
+
+
+def _stage(stage: Stage | None) -> str:
+    return stage.value if stage else ""
+
+
+def _expected(e: Expectation) -> tuple[str, str, str]:
+    return e.outcome.value, e.signature or "", _stage(e.stage)
+
+
+def _observed(o: Observed | None) -> tuple[str, ...]:
+    """outcome, signature, stage, decisive line, fingerprint."""
+    if o is None:
+        return _NOT_OBSERVED
+    return (o.outcome.value, o.signature or "", _stage(o.stage), o.decisive_line or "",
+            o.fingerprint or "")  # fmt: skip
+
+
+def _result_row(r: RunResult, slug: str) -> tuple[object, ...]:
+    o, m = r.observed, r.machine
+    return (
+        r.cell, slug, r.scenario, r.status.value, r.backend, r.evidence.value, r.started,
+        r.image, r.error or "", *_expected(r.expected), *_observed(o), m.driver or "",
+        m.gpu or "", ";".join(o.secondary) if o else "", r.drift, r.seconds,
+        o.exit_code if o else None, o.signal if o else None,
     )  # fmt: skip
-    num = (bool(r.get("drift")), r.get("seconds"), obs.get("exit_code"), obs.get("signal"))
-    return (*("" if v is None else v for v in text), *num)  # combine() makes them str
 
 
-def latest_records(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
-    """One row per cell: the latest by `started`, then by input order (shards merge here)."""
-    frame = pd.DataFrame.from_records([_record_row(r) for r in rows], columns=list(_COLUMNS))
+def latest_results(results: Iterable[RunResult], slugs: Slugs) -> pd.DataFrame:
+    """One row per cell: the latest by `started`, then by input order (shards merge here). A
+    result whose cell id is not `<its stack's slug>/<its scenario>` is left out: it is not a
+    cell's result, and its row would collide with the cell's."""
+    rows = [_result_row(r, slugs[r.stack]) for r in results]
+    rows = [row for row in rows if row[0] == f"{row[1]}/{row[2]}"]
+    frame = pd.DataFrame.from_records(rows, columns=list(_COLUMNS))
     started = pd.to_datetime(frame["started"], utc=True, format="ISO8601", errors="coerce")
     frame = frame.assign(_t=started, _seq=np.arange(len(frame)))
     frame = frame.sort_values(["_t", "_seq"], kind="stable", na_position="first")
     return frame.drop_duplicates("cell", keep="last").drop(columns=["_t", "_seq"])
 
 
-def planned_frame(plans: Sequence[tuple[Path, Any]]) -> pd.DataFrame:
-    rows = []
-    for path, plan in plans:
-        try:
-            for c in plan["cells"]:
-                e = c["expected"]
-                rows.append((c["id"], c["evidence"], e["outcome"], e["signature"], e["stage"]))
-        except (KeyError, TypeError) as exc:
-            raise ConfigError(
-                f"not a plan: {type(exc).__name__} {exc}",
-                where=Where(str(path)),
-                help="write it with `harness plan --format json`",
-            ) from None
-    cols = ["cell", "evidence", "exp_outcome", "exp_signature", "exp_stage"]
-    frame = pd.DataFrame.from_records(rows, columns=cols).drop_duplicates("cell", keep="last")
-    return frame.fillna("")
+def planned_frame(plans: Sequence[Plan], slugs: Slugs) -> pd.DataFrame:
+    rows = [
+        (c.id, slugs[c.stack], c.scenario, c.evidence.value, *_expected(c.expected))
+        for plan in plans
+        for c in plan.cells
+    ]
+    frame = pd.DataFrame.from_records(rows, columns=list(_PLANNED))
+    return frame.drop_duplicates("cell", keep="last")
 
 
 def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
@@ -211,27 +191,19 @@ def _level(frame: pd.DataFrame) -> Any:
     return np.where(status.eq(NOT_RUN), PREDICTED, np.where(done, verified, "unverified"))
 
 
-def _stack_order(names: Mapping[str, CellName]) -> list[str]:
-    def key(stack: str) -> tuple[Any, ...]:
-        n = names[stack]
-        parts = (n.version, n.cuda, n.cudnn, n.python)
-        return (n.framework, *(version_key(p) for p in parts), n.base, stack)
+def _stack_order(stacks: Mapping[str, Stack]) -> list[str]:
+    def key(slug: str) -> tuple[Any, ...]:
+        s = stacks[slug]
+        parts = (s.framework_version, s.cuda, major_minor(s.cudnn), s.python)
+        return (s.framework, *(version_key(p) for p in parts), s.base, slug)
 
-    return sorted(names, key=key)
-
-
-def _split_ids(cells: list[str]) -> tuple[list[str], list[str]]:
-    parts = [c.rpartition("/") for c in cells]
-    return [s or c for s, _, c in parts], [c if s else "" for s, _, c in parts]
+    return sorted(stacks, key=key)
 
 
-def derive(frame: pd.DataFrame) -> pd.DataFrame:
-    """Names, verdicts, classes and evidence levels; rows sorted by stack, then scenario."""
-    stack, scenario = _split_ids(frame["cell"].tolist())
-    frame = frame.assign(stack=stack, scenario=scenario)
-    names = {s: parse_cell_id(s + "/") for s in frame["stack"].unique()}
-    for part in ("framework", "version", "cuda", "cudnn", "python", "base"):
-        frame[part] = frame["stack"].map({s: getattr(n, part) for s, n in names.items()})
+def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
+    """Stack parts, verdicts, classes and evidence levels; rows sorted by stack, then scenario."""
+    for part, value in _PARTS.items():
+        frame[part] = frame["stack"].map({slug: value(s) for slug, s in stacks.items()})
     exp = [frame[c] for c in ("exp_outcome", "exp_signature", "exp_stage")]
     frame["expected"] = _per_distinct(expected_text, *exp)
     seen = [frame[c] for c in ("status", "obs_signature", "obs_stage")]
@@ -240,7 +212,7 @@ def derive(frame: pd.DataFrame) -> pd.DataFrame:
     frame.loc[predicted, "verdict"] = frame.loc[predicted, "expected"]
     frame["klass"], frame["level"] = _klass(frame), _level(frame)
     frame["signature"] = frame["obs_signature"].where(~predicted, frame["exp_signature"])
-    return _sorted(frame, _stack_order(names))
+    return _sorted(frame, _stack_order(stacks))
 
 
 def _sorted(frame: pd.DataFrame, stack_order: list[str]) -> pd.DataFrame:
@@ -250,9 +222,11 @@ def _sorted(frame: pd.DataFrame, stack_order: list[str]) -> pd.DataFrame:
     return frame.take(np.lexsort((scenario, stack))).reset_index(drop=True)
 
 
-def build_frame(rows: Sequence[Mapping[str, Any]], plans: Sequence[tuple[Path, Any]]) -> Any:
-    if not rows and not plans:
+def build_frame(results: Sequence[RunResult], plans: Sequence[Plan]) -> Any:
+    if not results and not plans:
         raise ConfigError("no results and no plan.json in the results folders")
-    results = latest_records(rows)
-    planned = planned_frame(plans)
-    return derive(combine(results, planned))
+    slugs = Slugs()
+    latest = latest_results(results, slugs)
+    planned = planned_frame(plans, slugs)
+    stacks = {slug: stack for stack, slug in slugs.items()}
+    return derive(combine(latest, planned), stacks)

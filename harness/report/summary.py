@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 
+from harness.model import Plan
 from harness.report.frame import NOT_RUN, PREDICTED
 from harness.report.types import Change, Counts, Diff, Header
 
@@ -38,13 +38,13 @@ def _joined(values: Iterable[str], default: str) -> str:
     return ", ".join(found) if found else default
 
 
-def header(frame: pd.DataFrame, plans: Sequence[tuple[Path, Any]], completeness: str) -> Header:
+def header(frame: pd.DataFrame, plans: Sequence[Plan], completeness: str) -> Header:
     ran = frame[frame["status"] != NOT_RUN]
-    plan_driver = _joined((str(p.get("driver", "")) for _, p in plans), "unknown")
+    plan_driver = _joined((p.driver.to_json() for p in plans), "unknown")
     when = pd.to_datetime(ran["started"], utc=True, format="ISO8601", errors="coerce")
     newest = ran["started"].loc[when.idxmax()] if when.notna().any() else ""
     return Header(
-        profile=_joined((str(p.get("profile", "")) for _, p in plans), "unknown (no plan.json)"),
+        profile=_joined((p.profile for p in plans), "unknown (no plan.json)"),
         driver=_joined(ran["driver"].unique(), plan_driver),
         gpu=_joined(ran["gpu"].unique(), "none recorded"),
         newest=str(newest) or "no results",

@@ -18,9 +18,10 @@ from harness.fs import atomic_write
 from harness.journal import FINAL
 from harness.model import Signature
 from harness.report.export import csv_text, junit_xml
-from harness.report.frame import build_frame, read_plans, read_records
+from harness.report.frame import build_frame
 from harness.report.html import render_page
 from harness.report.md import compatibility, diff_markdown, signatures, step_summary
+from harness.report.read import read_plans, read_results
 from harness.report.summary import count, diff, header, snapshot
 from harness.report.types import Diff, Header, ReportSummary, completeness_text
 
@@ -45,7 +46,7 @@ def write_all(
     """Read every results folder, write every report file into `out`, append the CI summary
     to the file `env["GITHUB_STEP_SUMMARY"]` names, if any."""
     plans = read_plans(results)
-    frame = build_frame(read_records(results), plans)
+    frame = build_frame(read_results(results), plans)
     previous = read_snapshot(out)  # before this report replaces it
     finished = int(frame["status"].isin(FINAL).sum())
     planned = len(frame) if plans else None  # planned cells and any others that have results

@@ -33,7 +33,7 @@ from harness.model import (
     Status,
     Where,
 )
-from harness.report import ReportSummary, parse_cell_id, reproduce_command, write_all
+from harness.report import ReportSummary, reproduce_command, write_all
 from harness.report.md import md
 from tests.conftest import FIXTURES
 from tests.unit.golden import check_golden
@@ -253,6 +253,32 @@ def test_same_start_time_later_file_order_wins(tmp_path: Path) -> None:
     assert csv_rows(tmp_path / "o2")[f"{T1}/baseline"]["status"] == "interrupted"
 
 
+def schema_one(rec: dict[str, Any]) -> dict[str, Any]:
+    """A record as the first journal schema wrote it: the stack only in the cell id."""
+    return {k: v for k, v in rec.items() if k not in ("stack", "scenario")} | {"schema": 1}
+
+
+def test_schema_one_records_read_the_same(shards: list[Path], tmp_path: Path) -> None:
+    report(shards, tmp_path / "two")
+    old = [journal(tmp_path / "old-1", [schema_one(r) for r in shard_one()], plan=True)]
+    old.append(journal(tmp_path / "old-2", [schema_one(r) for r in shard_two()]))
+    report(old, tmp_path / "one")
+    for name in ("COMPATIBILITY.md", "results.csv", "junit.xml"):
+        one, two = ((tmp_path / d / name).read_text(encoding="utf-8") for d in ("one", "two"))
+        assert one == two, name
+
+
+def test_records_that_are_not_results_are_skipped(tmp_path: Path) -> None:
+    good = result(f"{T1}/baseline", "passed", observed(Outcome.PASS))
+    no_key = {k: v for k, v in result(f"{T2}/baseline", "passed", None).items() if k != "key"}
+    bad_status = result(f"{TF}/baseline", "passed", None) | {"status": "exploded"}
+    # a schema-1 cell id that names no stack, and a cell id that is not its stack's
+    odd = schema_one(result(f"{T1}/missing-cudnn", "failed", None)) | {"cell": "jax/baseline"}
+    moved = result(f"{T2}/missing-cudnn", "failed", None) | {"cell": f"{T1}/missing-cudnn"}
+    report([journal(tmp_path / "r", [good, no_key, bad_status, odd, moved])], tmp_path / "out")
+    assert list(csv_rows(tmp_path / "out")) == [f"{T1}/baseline"]
+
+
 def test_plan_with_cells_left_is_partial(shards: list[Path], tmp_path: Path) -> None:
     summary = report(shards, tmp_path / "out")
     assert summary.partial is True
@@ -289,12 +315,31 @@ def test_a_plan_alone_predicts_every_cell(tmp_path: Path) -> None:
     assert "[fail: cudnn_missing @ import](" in text
 
 
-def test_a_bad_plan_is_a_user_error_with_its_path(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda plan: {"cells": [{"id": "x"}]},
+        lambda plan: plan | {"cells": [*plan["cells"][:2], {**plan["cells"][2], "evidence": 7}]},
+        lambda plan: plan | {"shard": "3/2"},
+        lambda plan: plan | {"shard": "one/two"},
+        lambda plan: plan | {"cells": [{**plan["cells"][0], "id": f"{T2}/baseline"}]},
+        lambda plan: [plan],
+    ],
+)
+def test_a_bad_plan_is_a_user_error_with_its_path(change: Any, tmp_path: Path) -> None:
     journal(tmp_path / "r", shard_one())
-    (tmp_path / "r" / "plan.json").write_text('{"cells": [{"id": "x"}]}', encoding="utf-8")
-    with pytest.raises(ConfigError, match="not a plan") as err:
+    plan = json.loads((GOLDEN / "plan.json").read_text(encoding="utf-8"))
+    (tmp_path / "r" / "plan.json").write_text(json.dumps(change(plan)), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"^not a plan") as err:
         report([tmp_path / "r"], tmp_path / "out")
     assert err.value.where is not None and err.value.where.file.endswith("plan.json")
+
+
+def test_a_plan_that_is_not_json_is_a_user_error(tmp_path: Path) -> None:
+    journal(tmp_path / "r", shard_one())
+    (tmp_path / "r" / "plan.json").write_text("{", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"^not JSON"):
+        report([tmp_path / "r"], tmp_path / "out")
 
 
 def test_missing_results_folder_is_a_user_error(tmp_path: Path) -> None:
@@ -406,13 +451,12 @@ def test_driver_gpu_and_secondary_fields(tmp_path: Path) -> None:
     seen = observed(Outcome.FAIL, "cudnn_missing", Stage.IMPORT, "x", ("a", "b"))
     records = [
         result(f"{T1}/missing-cudnn", "failed", seen, driver="580.65.06", gpu=gpu),
-        # the top-level spelling of the secondary signatures wins where a record has it
-        result(f"{T2}/missing-cudnn", "failed", seen, verdict_secondary=["c"], gpu=gpu),
+        result(f"{T2}/missing-cudnn", "failed", observed(Outcome.FAIL, "c", Stage.IMPORT)),
     ]
     report([journal(tmp_path / "r", records)], tmp_path / "out")
     rows = csv_rows(tmp_path / "out")
     assert rows[f"{T1}/missing-cudnn"]["verdict_secondary"] == "a;b"
-    assert rows[f"{T2}/missing-cudnn"]["verdict_secondary"] == "c"
+    assert rows[f"{T2}/missing-cudnn"]["verdict_secondary"] == ""
     assert rows[f"{T1}/missing-cudnn"]["driver"] == "580.65.06"
     text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
     assert f"- **driver**: 580.65.06\n- **GPU**: {gpu}\n" in text
@@ -514,23 +558,6 @@ def test_markdown_text_is_escaped_outside_code_spans() -> None:
     assert md("two\nlines") == "two lines"
 
 
-def test_parse_cell_id() -> None:
-    n = parse_cell_id(f"{T1}/missing-cudnn")
-    assert (n.stack, n.scenario, n.framework) == (T1, "missing-cudnn", "torch")
-    assert (n.version, n.cuda, n.cudnn, n.python, n.base) == (
-        "2.15.0",
-        "13.2",
-        "9.26",
-        "3.11",
-        "offline",
-    )
-    odd = parse_cell_id("jax-nightly/baseline")
-    assert (odd.stack, odd.scenario, odd.framework, odd.cuda) == (
-        "jax-nightly",
-        "baseline",
-        "jax",
-        "?",
-    )
-    assert parse_cell_id("lonely").scenario == ""
+def test_reproduce_command() -> None:
     assert reproduce_command(f"{T1}/baseline") == f"nox -s reproduce -- {T1}/baseline"
     assert reproduce_command(f"{T1}/baseline", "local").endswith("/baseline --backend local")
