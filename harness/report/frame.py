@@ -21,11 +21,14 @@ from harness.journal import FINAL
 from harness.model import (
     Expectation,
     Observed,
+    Outcome,
     Plan,
     RunResult,
     Stack,
     Stage,
+    Status,
     major_minor,
+    verdict_text,
     version_key,
 )
 
@@ -147,22 +150,18 @@ def _per_distinct(fn: Callable[..., str], *columns: pd.Series) -> list[str]:
     return [done[r] if r in done else done.setdefault(r, fn(*r)) for r in rows]
 
 
-def _fail_text(signature: str, stage: str) -> str:
-    at = f" @ {stage}" if stage else ""
-    return f"fail: {signature}{at}" if signature else f"fail{at}"
-
-
 def expected_text(outcome: str, signature: str, stage: str) -> str:
-    return _fail_text(signature, stage) if outcome == "fail" else outcome or "?"
+    return verdict_text(outcome, signature or None, stage or None)
 
 
-def verdict_text(status: str, signature: str, stage: str) -> str:
-    if status == "passed":
-        return "pass"
-    if status == "failed":
-        return _fail_text(signature, stage)
-    if status == "timeout" and stage:
-        return f"timeout @ {stage}"
+def seen_text(status: str, signature: str, stage: str) -> str:
+    """What a run showed: its verdict where it finished with one, else its status."""
+    if status == Status.PASSED.value:
+        return verdict_text(Outcome.PASS.value)
+    if status == Status.FAILED.value:
+        return verdict_text(Outcome.FAIL.value, signature or None, stage or None)
+    if status == Status.TIMEOUT.value and stage:
+        return f"{status} @ {stage}"
     return status
 
 
@@ -207,7 +206,7 @@ def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
     exp = [frame[c] for c in ("exp_outcome", "exp_signature", "exp_stage")]
     frame["expected"] = _per_distinct(expected_text, *exp)
     seen = [frame[c] for c in ("status", "obs_signature", "obs_stage")]
-    frame["verdict"] = _per_distinct(verdict_text, *seen)
+    frame["verdict"] = _per_distinct(seen_text, *seen)
     predicted = frame["status"].eq(NOT_RUN)
     frame.loc[predicted, "verdict"] = frame.loc[predicted, "expected"]
     frame["klass"], frame["level"] = _klass(frame), _level(frame)
