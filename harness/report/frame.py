@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 
 from harness.errors import ConfigError
-from harness.journal import FINAL
 from harness.model import (
+    Evidence,
     Expectation,
     Observed,
     Outcome,
@@ -32,7 +32,10 @@ from harness.model import (
     version_key,
 )
 
-PREDICTED, NOT_RUN = "predicted", "not-run"
+PREDICTED, NOT_RUN = "predicted", "not-run"  # a planned cell without a result: not a Status
+# The frame's status column holds Status values (str); `isin` wants the plain strings.
+FINAL = tuple(s.value for s in Status if s.final)
+_PASSED, _FAILED = Status.PASSED.value, Status.FAILED.value
 # Terminal colours and other control characters in a log line: noise in every rendering (the
 # journal keeps the raw line). Tab and newline stay. A lone surrogate (JSON can carry one as
 # "\ud800") cannot be written as UTF-8 at all.
@@ -156,9 +159,9 @@ def expected_text(outcome: str, signature: str, stage: str) -> str:
 
 def seen_text(status: str, signature: str, stage: str) -> str:
     """What a run showed: its verdict where it finished with one, else its status."""
-    if status == Status.PASSED.value:
+    if status == _PASSED:
         return verdict_text(Outcome.PASS.value)
-    if status == Status.FAILED.value:
+    if status == _FAILED:
         return verdict_text(Outcome.FAIL.value, signature or None, stage or None)
     if status == Status.TIMEOUT.value and stage:
         return f"{status} @ {stage}"
@@ -169,11 +172,11 @@ def _klass(frame: pd.DataFrame) -> Any:
     status, drift = frame["status"], frame["drift"]
     conditions = [
         status.eq(NOT_RUN),
-        status.isin(["passed", "failed"]) & drift,
-        status.eq("passed"),
-        status.eq("failed"),
-        status.eq("timeout"),
-        status.eq("interrupted"),
+        status.isin([_PASSED, _FAILED]) & drift,
+        status.eq(_PASSED),
+        status.eq(_FAILED),
+        status.eq(Status.TIMEOUT.value),
+        status.eq(Status.INTERRUPTED.value),
     ]
     choices = [PREDICTED, "drift", "pass", "expected-fail", "timeout", "interrupted"]
     return np.select(conditions, choices, default="errored")
@@ -185,7 +188,7 @@ def _level(frame: pd.DataFrame) -> Any:
     host did not have)."""
     status = frame["status"]
     verified = frame["evidence"].replace("", "?") + "-verified"
-    no_gpu = frame["evidence"].eq("gpu") & frame["gpu"].eq("")
+    no_gpu = frame["evidence"].eq(Evidence.GPU.value) & frame["gpu"].eq("")
     done = status.isin(FINAL) & ~no_gpu
     return np.where(status.eq(NOT_RUN), PREDICTED, np.where(done, verified, "unverified"))
 

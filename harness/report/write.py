@@ -15,10 +15,9 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped]
 
 from harness.fs import atomic_write
-from harness.journal import FINAL
 from harness.model import Signature
 from harness.report.export import csv_text, junit_xml
-from harness.report.frame import build_frame
+from harness.report.frame import FINAL, build_frame
 from harness.report.html import render_page
 from harness.report.md import compatibility, diff_markdown, signatures, step_summary
 from harness.report.read import read_plans, read_results
