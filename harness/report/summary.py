@@ -1,5 +1,5 @@
-"""The report's summary values from the frame: counts, the header, and the diff against the
-previous report's snapshot (report.json). Pure."""
+"""The report's summary values: counts, what the plans cover, the header, and the diff against
+the previous report's snapshot (report.json). Pure."""
 
 from __future__ import annotations
 
@@ -31,6 +31,41 @@ _COUNTED = {
 def count(frame: pd.DataFrame) -> Counts:
     n: dict[str, int] = frame["klass"].value_counts().to_dict()
     return Counts(cells=len(frame), **{f: int(n.get(k, 0)) for f, k in _COUNTED.items()})
+
+
+def coverage_gaps(plans: Sequence[Plan]) -> tuple[str, ...]:
+    """What the plans leave out of their profiles. None left out: each profile has a plan of
+    all its cells, or plans of all its shards 1..N (shards merge into the whole)."""
+    out: list[str] = []
+    for profile in sorted({p.profile for p in plans}):
+        out += _profile_gaps(profile, [p for p in plans if p.profile == profile])
+    return tuple(out)
+
+
+def _profile_gaps(profile: str, plans: Sequence[Plan]) -> list[str]:
+    shards: dict[int, set[int]] = {}  # N -> the shard numbers here
+    for p in plans:
+        if p.selectors:  # --stack/--cell chose its cells: it covers nothing whole
+            continue
+        if p.shard is None:
+            return []
+        shards.setdefault(p.shard[1], set()).add(p.shard[0])
+    missing = {n: sorted(set(range(1, n + 1)) - got) for n, got in sorted(shards.items())}
+    if any(not m for m in missing.values()):
+        return []
+    gaps = [f"{profile}: {_shards(m, n)} not in these results" for n, m in missing.items()]
+    chosen = sorted({s for p in plans for s in p.selectors})
+    if chosen:
+        gaps.append(f"{profile}: only the cells matching {' '.join(chosen)}")
+    return gaps
+
+
+def _shards(missing: Sequence[int], n: int) -> str:
+    if len(missing) == 1:
+        return f"shard {missing[0]}/{n}"
+    if len(missing) <= 4:
+        return "shards " + ", ".join(f"{i}/{n}" for i in missing)
+    return f"{len(missing)} of {n} shards"
 
 
 def _joined(values: Iterable[str], default: str) -> str:

@@ -3,6 +3,7 @@ Header every rendering shows, with the one-line texts the CLI and the Markdown s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,7 +61,8 @@ class Header:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReportSummary:
-    """What `write_all` did; `partial` None: no plan.json, so completeness is unknown."""
+    """What `write_all` did; `partial` None: no plan.json, so completeness is unknown. `gaps`:
+    what the plans leave out of their profiles (a shard not here, cells chosen by a selector)."""
 
     counts: Counts
     partial: bool | None
@@ -69,6 +71,7 @@ class ReportSummary:
     drift: tuple[str, ...]
     diff: Diff
     paths: tuple[Path, ...]
+    gaps: tuple[str, ...] = ()
 
     def text(self) -> str:
         c = self.counts
@@ -76,17 +79,20 @@ class ReportSummary:
             f"{c.cells} cells: {c.passed} pass, {c.failed_as_expected} fail as expected, "
             f"{c.drift} drift, {c.timeout} timeout, {c.errored} errored, "
             f"{c.interrupted} interrupted, {c.predicted} predicted",
-            completeness_text(self.partial, self.finished, self.planned),
+            completeness_text(self.partial, self.finished, self.planned, self.gaps),
             diff_line(self.diff),
         ]
         return "\n".join(lines + [f"wrote {p}" for p in self.paths]) + "\n"
 
 
-def completeness_text(partial: bool | None, finished: int, planned: int | None) -> str:
+def completeness_text(
+    partial: bool | None, finished: int, planned: int | None, gaps: Sequence[str] = ()
+) -> str:
     if planned is None:
         return f"completeness unknown (no plan.json): {finished} cells finished"
     word = "PARTIAL" if partial else "COMPLETE"
-    return f"{word}: {finished} of {planned} cells have results"
+    why = f" ({'; '.join(gaps)})" if gaps else ""
+    return f"{word}: {finished} of {planned} cells have results{why}"
 
 
 def diff_line(d: Diff) -> str:

@@ -21,7 +21,7 @@ from harness.report.frame import FINAL, build_frame
 from harness.report.html import render_page
 from harness.report.md import compatibility, diff_markdown, signatures, step_summary
 from harness.report.read import read_plans, read_results
-from harness.report.summary import count, diff, header, snapshot
+from harness.report.summary import count, coverage_gaps, diff, header, snapshot
 from harness.report.types import Diff, Header, ReportSummary, completeness_text
 
 SNAPSHOT = "report.json"  # what the next report diffs against
@@ -49,8 +49,9 @@ def write_all(
     previous = read_snapshot(out)  # before this report replaces it
     finished = int(frame["status"].isin(FINAL).sum())
     planned = len(frame) if plans else None  # planned cells and any others that have results
-    partial = None if planned is None else finished < planned
-    head = header(frame, plans, completeness_text(partial, finished, planned))
+    gaps = coverage_gaps(plans)  # a lone shard is partial even with all its cells done
+    partial = None if planned is None else finished < planned or bool(gaps)
+    head = header(frame, plans, completeness_text(partial, finished, planned, gaps))
     changes = diff(previous, frame)
     paths = []
     for name, text in render(frame, head, catalog, changes).items():
@@ -59,7 +60,7 @@ def write_all(
     summary = ReportSummary(
         counts=count(frame), partial=partial, finished=finished, planned=planned,
         drift=tuple(frame.loc[frame["klass"] == "drift", "cell"]), diff=changes,
-        paths=tuple(paths),
+        paths=tuple(paths), gaps=gaps,
     )  # fmt: skip
     step = env.get("GITHUB_STEP_SUMMARY")
     if step:

@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.journal import append
+from harness.matrix import shard
 from harness.model import (
     Evidence,
     Expectation,
@@ -35,6 +37,7 @@ from harness.model import (
 )
 from harness.report import ReportSummary, reproduce_command, write_all
 from harness.report.md import md
+from harness.report.summary import coverage_gaps
 from tests.conftest import FIXTURES
 from tests.unit.golden import check_golden
 
@@ -287,6 +290,95 @@ def test_plan_with_cells_left_is_partial(shards: list[Path], tmp_path: Path) -> 
     assert "PARTIAL: 6 of 9 cells have results" in text
 
 
+def every_cell_finished() -> list[dict[str, Any]]:
+    return [
+        result(f"{s}/{n}", "passed", observed(Outcome.PASS), drift=n != "baseline")
+        for s in (T1, T2, TF)
+        for n in EXPECTED
+    ]
+
+
+def write_plan(folder: Path, plan: Plan) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "plan.json").write_text(json.dumps(plan.to_json()), encoding="utf-8")
+
+
+def sharded(tmp_path: Path, records: list[dict[str, Any]]) -> list[Path]:
+    """Shards 1/2 and 2/2 of the fixture plan, each folder with its cells' records."""
+    folders = []
+    for i in (1, 2):
+        part = shard(PLAN, i, 2)
+        write_plan(tmp_path / f"shard-{i}", part)
+        mine = {c.id for c in part.cells}
+        folders.append(journal(tmp_path / f"shard-{i}", [r for r in records if r["cell"] in mine]))
+    return folders
+
+
+@pytest.mark.parametrize("records", [every_cell_finished, lambda: shard_one() + shard_two()])
+def test_shards_merge_to_the_unsharded_report(records: Any, tmp_path: Path) -> None:
+    one = report([journal(tmp_path / "whole", records(), plan=True)], tmp_path / "one")
+    two = report(sharded(tmp_path, records()), tmp_path / "two")
+    assert (two.partial, two.finished, two.planned) == (one.partial, one.finished, one.planned)
+    for name in ("COMPATIBILITY.md", "results.csv", "SIGNATURES.md", "junit.xml"):
+        text = [(tmp_path / d / name).read_text(encoding="utf-8") for d in ("one", "two")]
+        assert text[0] == text[1], name
+
+
+def test_every_shard_finished_is_complete(tmp_path: Path) -> None:
+    summary = report(sharded(tmp_path, every_cell_finished()), tmp_path / "out")
+    assert summary.partial is False
+    assert "COMPLETE: 9 of 9 cells have results\n" in summary.text()
+
+
+def test_a_lone_shard_is_partial(tmp_path: Path) -> None:
+    first = sharded(tmp_path, every_cell_finished())[0]
+    summary = report([first], tmp_path / "out")
+    assert (summary.partial, summary.finished, summary.planned) == (True, 6, 6)
+    expected = "PARTIAL: 6 of 6 cells have results (smoke: shard 2/2 not in these results)"
+    assert expected + "\n" in summary.text()
+    text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    assert f"- **completeness**: {expected}\n" in text
+
+
+def test_cells_chosen_by_a_selector_are_partial(tmp_path: Path) -> None:
+    chosen = replace(PLAN, selectors=("torch-*",))
+    write_plan(tmp_path / "r", chosen)
+    summary = report([journal(tmp_path / "r", every_cell_finished())], tmp_path / "out")
+    assert summary.partial is True
+    assert "COMPLETE" not in summary.text()
+    assert "(smoke: only the cells matching torch-*)" in summary.text()
+
+
+def plan_of(profile: str, part: tuple[int, int] | None = None, *selectors: str) -> Plan:
+    return replace(PLAN, profile=profile, cells=(), shard=part, selectors=selectors)
+
+
+@pytest.mark.parametrize(
+    ("plans", "gaps"),
+    [
+        ([plan_of("smoke")], ()),
+        ([plan_of("smoke", (2, 2)), plan_of("smoke", (1, 2))], ()),
+        ([plan_of("smoke", (1, 2))], ("smoke: shard 2/2 not in these results",)),
+        ([plan_of("smoke", (1, 3)), plan_of("smoke", None, "x*")], (
+            "smoke: shards 2/3, 3/3 not in these results",
+            "smoke: only the cells matching x*",
+        )),
+        ([plan_of("smoke", (1, 2)), plan_of("smoke")], ()),  # the whole plan covers the shard
+        ([plan_of("smoke", (1, 9))], ("smoke: 8 of 9 shards not in these results",)),
+        ([plan_of("smoke", (1, 2)), plan_of("full", (2, 2))], (
+            "full: shard 1/2 not in these results",
+            "smoke: shard 2/2 not in these results",
+        )),
+        ([plan_of("smoke", (1, 2)), plan_of("smoke", (2, 3))], (
+            "smoke: shard 2/2 not in these results",
+            "smoke: shards 1/3, 3/3 not in these results",
+        )),
+    ],
+)  # fmt: skip
+def test_coverage_gaps(plans: list[Plan], gaps: tuple[str, ...]) -> None:
+    assert coverage_gaps(plans) == gaps
+
+
 def test_without_a_plan_completeness_is_unknown(tmp_path: Path) -> None:
     summary = report([journal(tmp_path / "r", shard_one())], tmp_path / "out")
     assert summary.partial is None and summary.planned is None
@@ -295,11 +387,7 @@ def test_without_a_plan_completeness_is_unknown(tmp_path: Path) -> None:
 
 
 def test_every_planned_cell_finished_is_complete(tmp_path: Path) -> None:
-    records = [
-        result(f"{s}/{n}", "passed", observed(Outcome.PASS), drift=n != "baseline")
-        for s in (T1, T2, TF)
-        for n in EXPECTED
-    ]
+    records = every_cell_finished()
     summary = report([journal(tmp_path / "r", records, plan=True)], tmp_path / "out")
     assert summary.partial is False
     assert "COMPLETE: 9 of 9" in summary.text()
