@@ -32,8 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from harness import report, report_frame, report_html, report_md  # noqa: E402
-from harness.model import Pattern, Signature, Stage, Where  # noqa: E402
+from harness.model import Pattern, Signature, Stack, Stage, Where  # noqa: E402
+from harness.report import export, frame, html, md, read, summary, write  # noqa: E402
 
 SHARDS = 4
 SIGS = ("cudnn_missing", "cuda_runtime_missing", "cudnn_version_mismatch", "corrupt_library",
@@ -61,17 +61,24 @@ def scenarios(n: int) -> list[str]:
     return ids[:n]
 
 
+def stack_json(slug: str) -> dict[str, str]:
+    return Stack.from_slug(slug).to_json()
+
+
 def record(cell: str, rng: random.Random, started: str) -> dict[str, Any]:
     roll = rng.random()
     sig, stage = rng.choice(SIGS), rng.choice(STAGES)
     fail = {"outcome": "fail", "signature": sig, "stage": stage}
     passed = {"outcome": "pass", "signature": None, "stage": None}
     line = f"\x1b[31mE0101 cuda_dnn.cc:535] <lib{sig}.so.9> & could not load ({cell})\x1b[0m"
-    observed: dict[str, Any] = {**fail, "decisive_line": line, "exit_code": 1, "signal": None}
+    secondary = ["cuda_runtime_missing"] if sig == "cudnn_missing" else []
+    observed: dict[str, Any] = {**fail, "decisive_line": line, "exit_code": 1, "signal": None,
+                                "secondary": secondary}  # fmt: skip
     status, expected, drift, error = "failed", fail, False, None
     if roll < 0.55:
         status, expected = "passed", passed
-        observed = {**passed, "decisive_line": None, "exit_code": 0, "signal": None}
+        observed = {**passed, "decisive_line": None, "exit_code": 0, "signal": None,
+                    "secondary": []}  # fmt: skip
     elif roll < 0.60:
         expected, drift = passed, True
     elif roll < 0.61:
@@ -81,13 +88,14 @@ def record(cell: str, rng: random.Random, started: str) -> dict[str, Any]:
         error = "Traceback (most recent call last):\n  ...\nRuntimeError: docker <daemon> gone"
     elif roll < 0.62:
         status, observed, drift = "interrupted", None, True
+    slug, _, scenario = cell.partition("/")
     return {
-        "schema": 1, "cell": cell, "key": f"{rng.getrandbits(96):024x}", "backend": "docker",
+        "schema": 2, "cell": cell, "stack": stack_json(slug), "scenario": scenario,
+        "key": f"{rng.getrandbits(96):024x}", "backend": "docker",
         "status": status, "expected": expected, "observed": observed, "drift": drift,
         "evidence": "gpu", "started": started, "seconds": round(rng.uniform(2, 90), 3),
         "image": f"stackmatrix/stack:{cell.split('/', 1)[0]}-0123456789ab", "error": error,
         "driver": "580.65.06", "gpu": "NVIDIA H100 80GB HBM3",
-        "verdict_secondary": ["cuda_runtime_missing"] if sig == "cudnn_missing" else [],
     }  # fmt: skip
 
 
@@ -105,9 +113,12 @@ def generate(folder: Path, n_stacks: int, n_scenarios: int) -> list[str]:
     for k, shard in enumerate(lines):
         (folder / f"shard{k}").mkdir(parents=True)
         (folder / f"shard{k}" / "journal.jsonl").write_text("\n".join(shard) + "\n")
+    because = {"rule": "bench", "detail": "synthetic", "source": "bench/report_bench.py"}
+    stack = {s: stack_json(s) for s in {c.split("/")[0] for c in cells}}
     plan = {"profile": "bench", "driver": "580.65.06", "cells": [
-        {"id": c, "stack": {}, "scenario": c.split("/")[1], "evidence": "gpu",
-         "expected": {"outcome": "pass", "signature": None, "stage": None}} for c in cells]}
+        {"id": c, "stack": stack[c.split("/")[0]], "scenario": c.split("/")[1], "evidence": "gpu",
+         "expected": {"outcome": "pass", "signature": None, "stage": None},
+         "because": because} for c in cells]}  # fmt: skip
     (folder / "shard0" / "plan.json").write_text(json.dumps(plan))
     return ran
 
@@ -147,17 +158,17 @@ def run(fn: Callable[[], Any]) -> tuple[dict[str, float], Any]:
 def phases(folders: list[Path], sigs: tuple[Signature, ...]) -> dict[str, float]:
     """The first run's work, one part at a time (write_all minus the file writes)."""
     out: dict[str, float] = {}
-    out["read"], rows = timed(lambda: report_frame.read_records(folders))
-    plans = report_frame.read_plans(folders)
-    out["frame"], frame = timed(lambda: report_frame.build_frame(rows, plans))
-    head = report.header(frame, plans, "x")
-    out["compatibility_md"], _ = timed(lambda: report_md.compatibility(frame, head))
-    out["signatures_md"], _ = timed(lambda: report_md.signatures(frame, sigs))
-    out["heatmap_png"], _ = timed(lambda: report_html.heatmap_png(frame))
-    out["index_html"], _ = timed(lambda: report_html.render_page(frame, head.pairs(), {}))
-    out["results_csv"], _ = timed(lambda: report.csv_text(frame))
-    out["junit_xml"], _ = timed(lambda: report.junit_xml(frame))
-    out["snapshot_json"], _ = timed(lambda: report.snapshot(frame))
+    out["read"], results = timed(lambda: read.read_results(folders))
+    out["read_plans"], plans = timed(lambda: read.read_plans(folders))
+    out["frame"], table = timed(lambda: frame.build_frame(results, plans))
+    head = summary.header(table, plans, "x")
+    out["compatibility_md"], _ = timed(lambda: md.compatibility(table, head))
+    out["signatures_md"], _ = timed(lambda: md.signatures(table, sigs))
+    out["heatmap_png"], _ = timed(lambda: html.heatmap_png(table))
+    out["index_html"], _ = timed(lambda: html.render_page(table, head.pairs(), {}))
+    out["results_csv"], _ = timed(lambda: export.csv_text(table))
+    out["junit_xml"], _ = timed(lambda: export.junit_xml(table))
+    out["snapshot_json"], _ = timed(lambda: summary.snapshot(table))
     return out
 
 
@@ -175,10 +186,10 @@ def main() -> None:
         first = []
         for k in range(3):
             out = base / f"reports{k}"
-            numbers, s1 = run(lambda o=out: report.write_all(folders, o, catalog=sigs, env=env))
+            numbers, s1 = run(lambda o=out: write.write_all(folders, o, catalog=sigs, env=env))
             first.append(numbers)
         change(base / "results", ran)
-        second, s2 = run(lambda: report.write_all(folders, out, catalog=sigs, env=env))
+        second, s2 = run(lambda: write.write_all(folders, out, catalog=sigs, env=env))
         sizes = {p.name: p.stat().st_size for p in s2.paths}
         parts = phases(folders, sigs)
     result = {
@@ -187,7 +198,7 @@ def main() -> None:
         "records": len(ran) + len(ran) // 50 + len(ran) // 100, "cells": s1.counts.cells,
         "first": first, "second": second, "phases_seconds": parts,
         "counts": s1.counts.__repr__(), "partial": s1.partial,
-        "diff": report_md.diff_line(s2.diff), "bytes": sizes,
+        "diff": md.diff_line(s2.diff), "bytes": sizes,
     }  # fmt: skip
     dest = ROOT / "bench/results/report_bench.json"
     dest.write_text(json.dumps(result, indent=1) + "\n")

@@ -15,7 +15,8 @@ import pytest
 
 from harness import doctor, host
 from harness.compat import parse_knowledge, read_knowledge_docs
-from harness.doctor_facts import (
+from harness.doctor import gather
+from harness.doctor.facts import (
     DriverFacts,
     Facts,
     Finding,
@@ -30,7 +31,7 @@ from harness.doctor_facts import (
     parse_ldconfig,
     probe_lines,
 )
-from harness.doctor_rules import arch_supported, findings
+from harness.doctor.rules import arch_supported, findings
 from harness.model import Gpu
 from harness.signatures import read_catalog
 from tests.conftest import ROOT
@@ -465,7 +466,7 @@ def test_real_run_with_a_fake_torch_loading_an_old_cudnn(tmp_path: Path) -> None
 def test_real_library_version_of_a_file_that_is_not_a_library(tmp_path: Path) -> None:
     bad = tmp_path / "libcudnn_graph.so.9"
     bad.write_bytes(b"<html>not an ELF file</html>" * 100)  # an error page saved as a .so
-    answer = doctor.ask_version(str(bad), os.environ)
+    answer = gather.ask_version(str(bad), os.environ)
     assert answer["ok"] is False and "invalid ELF header" in answer["error"]
     copy = lib(str(bad), Origin.WHEEL, error=answer["error"], version_from=None)
     assert one(findings(facts(libs=(copy,)), KB, CATALOG), "corrupt_library")
@@ -487,10 +488,10 @@ def test_sub_libraries_take_their_folders_graph_version(monkeypatch: pytest.Monk
         "/w/libcudnn.so.9": {"ok": True, "version": "9.13.0", "call": "cudnnGetVersion"},
         "/w/libcudnn_graph.so.9": {"ok": True, "version": "9.26.0", "call": "cudnnGetVersion"},
     }
-    monkeypatch.setattr(doctor, "ask_version", lambda real, env: answers[real])
+    monkeypatch.setattr(gather, "ask_version", lambda real, env: answers[real])
     names = ("libcudnn.so.9", "libcudnn_graph.so.9", "libcudnn_ops.so.9")
-    copies = [doctor._copy(f"/w/{n}", Origin.WHEEL) for n in names]
-    got = {c.name: (c.version, c.version_from) for c in doctor.with_versions(copies, {})}
+    copies = [gather._copy(f"/w/{n}", Origin.WHEEL) for n in names]
+    got = {c.name: (c.version, c.version_from) for c in gather.with_versions(copies, {})}
     assert got == {
         "libcudnn.so.9": ("9.13.0", "cudnnGetVersion"),
         "libcudnn_graph.so.9": ("9.26.0", "cudnnGetVersion"),

@@ -6,9 +6,11 @@ from __future__ import annotations
 import base64
 import csv
 import io
+import json
 import re
 import shutil
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.journal import append
+from harness.matrix import shard
 from harness.model import (
     Evidence,
     Expectation,
@@ -24,13 +27,17 @@ from harness.model import (
     Observed,
     Outcome,
     Pattern,
+    Plan,
     RunResult,
     Signature,
+    Stack,
     Stage,
+    Status,
     Where,
 )
-from harness.report import ReportSummary, parse_cell_id, reproduce_command, write_all
-from harness.report_md import md
+from harness.report import ReportSummary, reproduce_command, write_all
+from harness.report.md import md
+from harness.report.summary import coverage_gaps
 from tests.conftest import FIXTURES
 from tests.unit.golden import check_golden
 
@@ -42,6 +49,8 @@ PASS = Expectation(outcome=Outcome.PASS)
 NO_CUDNN = Expectation(outcome=Outcome.FAIL, signature="cudnn_missing", stage=Stage.IMPORT)
 OLDER = Expectation(outcome=Outcome.FAIL, signature="cudnn_version_mismatch", stage=Stage.CUDNN_API)
 EXPECTED = {"baseline": PASS, "missing-cudnn": NO_CUDNN, "cudnn-older-runtime": OLDER}
+PLAN = Plan.from_json(json.loads((GOLDEN / "plan.json").read_text(encoding="utf-8")))
+STACKS: dict[str, Stack] = {c.stack.slug: c.stack for c in PLAN.cells}
 SCRIPT_LINE = "OSError: libcudnn.so.9: cannot open <script>alert(1)</script> & \x1b[31mgone\x1b[0m"
 
 
@@ -89,15 +98,24 @@ def observed(
 
 
 def result(
-    cell: str, status: str, seen: Observed | None, *, drift: bool = False, **kw: Any
+    cell: str,
+    status: str,
+    seen: Observed | None,
+    *,
+    drift: bool = False,
+    expected: Expectation | None = None,
+    **kw: Any,
 ) -> dict[str, Any]:
-    scenario = cell.rsplit("/", 1)[1]
+    """A schema-2 journal record; `kw` overrides its JSON fields."""
+    slug, _, scenario = cell.rpartition("/")
     rec = RunResult(
         cell=cell,
+        stack=STACKS[slug],
+        scenario=scenario,
         key="k-" + cell,
         backend="docker",
-        status=status,
-        expected=EXPECTED[scenario],
+        status=Status(status),
+        expected=expected or EXPECTED[scenario],
         observed=seen,
         drift=drift,
         evidence=Evidence.CPU,
@@ -238,12 +256,127 @@ def test_same_start_time_later_file_order_wins(tmp_path: Path) -> None:
     assert csv_rows(tmp_path / "o2")[f"{T1}/baseline"]["status"] == "interrupted"
 
 
+def schema_one(rec: dict[str, Any]) -> dict[str, Any]:
+    """A record as the first journal schema wrote it: the stack only in the cell id."""
+    return {k: v for k, v in rec.items() if k not in ("stack", "scenario")} | {"schema": 1}
+
+
+def test_schema_one_records_read_the_same(shards: list[Path], tmp_path: Path) -> None:
+    report(shards, tmp_path / "two")
+    old = [journal(tmp_path / "old-1", [schema_one(r) for r in shard_one()], plan=True)]
+    old.append(journal(tmp_path / "old-2", [schema_one(r) for r in shard_two()]))
+    report(old, tmp_path / "one")
+    for name in ("COMPATIBILITY.md", "results.csv", "junit.xml"):
+        one, two = ((tmp_path / d / name).read_text(encoding="utf-8") for d in ("one", "two"))
+        assert one == two, name
+
+
+def test_records_that_are_not_results_are_skipped(tmp_path: Path) -> None:
+    good = result(f"{T1}/baseline", "passed", observed(Outcome.PASS))
+    no_key = {k: v for k, v in result(f"{T2}/baseline", "passed", None).items() if k != "key"}
+    bad_status = result(f"{TF}/baseline", "passed", None) | {"status": "exploded"}
+    # a schema-1 cell id that names no stack, and a cell id that is not its stack's
+    odd = schema_one(result(f"{T1}/missing-cudnn", "failed", None)) | {"cell": "jax/baseline"}
+    moved = result(f"{T2}/missing-cudnn", "failed", None) | {"cell": f"{T1}/missing-cudnn"}
+    report([journal(tmp_path / "r", [good, no_key, bad_status, odd, moved])], tmp_path / "out")
+    assert list(csv_rows(tmp_path / "out")) == [f"{T1}/baseline"]
+
+
 def test_plan_with_cells_left_is_partial(shards: list[Path], tmp_path: Path) -> None:
     summary = report(shards, tmp_path / "out")
     assert summary.partial is True
     assert (summary.finished, summary.planned) == (6, 9)
     text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
     assert "PARTIAL: 6 of 9 cells have results" in text
+
+
+def every_cell_finished() -> list[dict[str, Any]]:
+    return [
+        result(f"{s}/{n}", "passed", observed(Outcome.PASS), drift=n != "baseline")
+        for s in (T1, T2, TF)
+        for n in EXPECTED
+    ]
+
+
+def write_plan(folder: Path, plan: Plan) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "plan.json").write_text(json.dumps(plan.to_json()), encoding="utf-8")
+
+
+def sharded(tmp_path: Path, records: list[dict[str, Any]]) -> list[Path]:
+    """Shards 1/2 and 2/2 of the fixture plan, each folder with its cells' records."""
+    folders = []
+    for i in (1, 2):
+        part = shard(PLAN, i, 2)
+        write_plan(tmp_path / f"shard-{i}", part)
+        mine = {c.id for c in part.cells}
+        folders.append(journal(tmp_path / f"shard-{i}", [r for r in records if r["cell"] in mine]))
+    return folders
+
+
+@pytest.mark.parametrize("records", [every_cell_finished, lambda: shard_one() + shard_two()])
+def test_shards_merge_to_the_unsharded_report(records: Any, tmp_path: Path) -> None:
+    one = report([journal(tmp_path / "whole", records(), plan=True)], tmp_path / "one")
+    two = report(sharded(tmp_path, records()), tmp_path / "two")
+    assert (two.partial, two.finished, two.planned) == (one.partial, one.finished, one.planned)
+    for name in ("COMPATIBILITY.md", "results.csv", "SIGNATURES.md", "junit.xml"):
+        text = [(tmp_path / d / name).read_text(encoding="utf-8") for d in ("one", "two")]
+        assert text[0] == text[1], name
+
+
+def test_every_shard_finished_is_complete(tmp_path: Path) -> None:
+    summary = report(sharded(tmp_path, every_cell_finished()), tmp_path / "out")
+    assert summary.partial is False
+    assert "COMPLETE: 9 of 9 cells have results\n" in summary.text()
+
+
+def test_a_lone_shard_is_partial(tmp_path: Path) -> None:
+    first = sharded(tmp_path, every_cell_finished())[0]
+    summary = report([first], tmp_path / "out")
+    assert (summary.partial, summary.finished, summary.planned) == (True, 6, 6)
+    expected = "PARTIAL: 6 of 6 cells have results (smoke: shard 2/2 not in these results)"
+    assert expected + "\n" in summary.text()
+    text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    assert f"- **completeness**: {expected}\n" in text
+
+
+def test_cells_chosen_by_a_selector_are_partial(tmp_path: Path) -> None:
+    chosen = replace(PLAN, selectors=("torch-*",))
+    write_plan(tmp_path / "r", chosen)
+    summary = report([journal(tmp_path / "r", every_cell_finished())], tmp_path / "out")
+    assert summary.partial is True
+    assert "COMPLETE" not in summary.text()
+    assert "(smoke: only the cells matching torch-*)" in summary.text()
+
+
+def plan_of(profile: str, part: tuple[int, int] | None = None, *selectors: str) -> Plan:
+    return replace(PLAN, profile=profile, cells=(), shard=part, selectors=selectors)
+
+
+@pytest.mark.parametrize(
+    ("plans", "gaps"),
+    [
+        ([plan_of("smoke")], ()),
+        ([plan_of("smoke", (2, 2)), plan_of("smoke", (1, 2))], ()),
+        ([plan_of("smoke", (1, 2))], ("smoke: shard 2/2 not in these results",)),
+        ([plan_of("smoke", (1, 3)), plan_of("smoke", None, "x*")], (
+            "smoke: shards 2/3, 3/3 not in these results",
+            "smoke: only the cells matching x*",
+        )),
+        ([plan_of("smoke", (1, 2)), plan_of("smoke")], ()),  # the whole plan covers the shard
+        ([plan_of("smoke", (1, 9))], ("smoke: 8 of 9 shards not in these results",)),
+        ([plan_of("smoke", (1, 2)), plan_of("full", (2, 2))], (
+            "full: shard 1/2 not in these results",
+            "smoke: shard 2/2 not in these results",
+        )),
+        ([plan_of("smoke", (1, 2)), plan_of("smoke", (2, 3))], (
+            "smoke: shard 2/2 not in these results",
+            "smoke: shards 1/3, 3/3 not in these results",
+        )),
+    ],
+)  # fmt: skip
+def test_coverage_gaps(plans: list[Plan], gaps: tuple[str, ...]) -> None:
+    assert coverage_gaps(plans) == gaps
 
 
 def test_without_a_plan_completeness_is_unknown(tmp_path: Path) -> None:
@@ -254,11 +387,7 @@ def test_without_a_plan_completeness_is_unknown(tmp_path: Path) -> None:
 
 
 def test_every_planned_cell_finished_is_complete(tmp_path: Path) -> None:
-    records = [
-        result(f"{s}/{n}", "passed", observed(Outcome.PASS), drift=n != "baseline")
-        for s in (T1, T2, TF)
-        for n in EXPECTED
-    ]
+    records = every_cell_finished()
     summary = report([journal(tmp_path / "r", records, plan=True)], tmp_path / "out")
     assert summary.partial is False
     assert "COMPLETE: 9 of 9" in summary.text()
@@ -274,12 +403,31 @@ def test_a_plan_alone_predicts_every_cell(tmp_path: Path) -> None:
     assert "[fail: cudnn_missing @ import](" in text
 
 
-def test_a_bad_plan_is_a_user_error_with_its_path(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda plan: {"cells": [{"id": "x"}]},
+        lambda plan: plan | {"cells": [*plan["cells"][:2], {**plan["cells"][2], "evidence": 7}]},
+        lambda plan: plan | {"shard": "3/2"},
+        lambda plan: plan | {"shard": "one/two"},
+        lambda plan: plan | {"cells": [{**plan["cells"][0], "id": f"{T2}/baseline"}]},
+        lambda plan: [plan],
+    ],
+)
+def test_a_bad_plan_is_a_user_error_with_its_path(change: Any, tmp_path: Path) -> None:
     journal(tmp_path / "r", shard_one())
-    (tmp_path / "r" / "plan.json").write_text('{"cells": [{"id": "x"}]}', encoding="utf-8")
-    with pytest.raises(ConfigError, match="not a plan") as err:
+    plan = json.loads((GOLDEN / "plan.json").read_text(encoding="utf-8"))
+    (tmp_path / "r" / "plan.json").write_text(json.dumps(change(plan)), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"^not a plan") as err:
         report([tmp_path / "r"], tmp_path / "out")
     assert err.value.where is not None and err.value.where.file.endswith("plan.json")
+
+
+def test_a_plan_that_is_not_json_is_a_user_error(tmp_path: Path) -> None:
+    journal(tmp_path / "r", shard_one())
+    (tmp_path / "r" / "plan.json").write_text("{", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"^not JSON"):
+        report([tmp_path / "r"], tmp_path / "out")
 
 
 def test_missing_results_folder_is_a_user_error(tmp_path: Path) -> None:
@@ -391,13 +539,12 @@ def test_driver_gpu_and_secondary_fields(tmp_path: Path) -> None:
     seen = observed(Outcome.FAIL, "cudnn_missing", Stage.IMPORT, "x", ("a", "b"))
     records = [
         result(f"{T1}/missing-cudnn", "failed", seen, driver="580.65.06", gpu=gpu),
-        # the top-level spelling of the secondary signatures wins where a record has it
-        result(f"{T2}/missing-cudnn", "failed", seen, verdict_secondary=["c"], gpu=gpu),
+        result(f"{T2}/missing-cudnn", "failed", observed(Outcome.FAIL, "c", Stage.IMPORT)),
     ]
     report([journal(tmp_path / "r", records)], tmp_path / "out")
     rows = csv_rows(tmp_path / "out")
     assert rows[f"{T1}/missing-cudnn"]["verdict_secondary"] == "a;b"
-    assert rows[f"{T2}/missing-cudnn"]["verdict_secondary"] == "c"
+    assert rows[f"{T2}/missing-cudnn"]["verdict_secondary"] == ""
     assert rows[f"{T1}/missing-cudnn"]["driver"] == "580.65.06"
     text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
     assert f"- **driver**: 580.65.06\n- **GPU**: {gpu}\n" in text
@@ -454,10 +601,14 @@ def test_diff_against_the_previous_report(tmp_path: Path) -> None:
             started=late,
         ),
         # a new cell, failing
-        {
-            **result(f"{T1}/baseline", "failed", observed(Outcome.FAIL), drift=True, started=late),
-            "cell": f"{T1}/corrupt-library",
-        },
+        result(
+            f"{T1}/corrupt-library",
+            "failed",
+            observed(Outcome.FAIL),
+            drift=True,
+            expected=PASS,
+            started=late,
+        ),
     ]
     kept = [r for r in shard_one() + shard_two() if r["cell"] != f"{TF}/baseline"]
     second = journal(tmp_path / "r2", kept + later)  # no plan: the predicted cell goes too
@@ -495,23 +646,6 @@ def test_markdown_text_is_escaped_outside_code_spans() -> None:
     assert md("two\nlines") == "two lines"
 
 
-def test_parse_cell_id() -> None:
-    n = parse_cell_id(f"{T1}/missing-cudnn")
-    assert (n.stack, n.scenario, n.framework) == (T1, "missing-cudnn", "torch")
-    assert (n.version, n.cuda, n.cudnn, n.python, n.base) == (
-        "2.15.0",
-        "13.2",
-        "9.26",
-        "3.11",
-        "offline",
-    )
-    odd = parse_cell_id("jax-nightly/baseline")
-    assert (odd.stack, odd.scenario, odd.framework, odd.cuda) == (
-        "jax-nightly",
-        "baseline",
-        "jax",
-        "?",
-    )
-    assert parse_cell_id("lonely").scenario == ""
+def test_reproduce_command() -> None:
     assert reproduce_command(f"{T1}/baseline") == f"nox -s reproduce -- {T1}/baseline"
     assert reproduce_command(f"{T1}/baseline", "local").endswith("/baseline --backend local")

@@ -1,6 +1,6 @@
 """What `harness doctor` gathers, as frozen values, and the pure parsing of what its probes print.
 
-The gathering (harness.doctor) does the I/O; the findings (harness.doctor_rules) are a pure
+The gathering (harness.doctor) does the I/O; the findings (harness.doctor.rules) are a pure
 function of these values, so they are tested with hand-made facts.
 """
 

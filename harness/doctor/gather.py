@@ -1,9 +1,8 @@
-"""`harness doctor`: probe this machine and name, with the catalog's signature ids, what will fail
-before it does.
+"""What `harness doctor` gathers from this machine, as Facts.
 
 Gathering is here (the driver through harness.host, the loader path from the environment given,
 `ldconfig -p` and the standard folders, the frameworks through a child of the interpreter asked
-about); the findings are harness.doctor_rules, a pure function of what was gathered. Every library
+about); the findings are harness.doctor.rules, a pure function of what was gathered. Every library
 is loaded only in a child process (harness/probes/doctorprobe.py), one per file: a broken cuDNN
 aborts whatever loads it.
 """
@@ -17,22 +16,19 @@ import shutil
 import sys
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from harness import host, proc
-from harness.compat import Knowledge
-from harness.doctor_facts import (
+from harness.doctor.facts import (
     LIB_NAME,
     DriverFacts,
     Facts,
-    Finding,
     FrameworkFacts,
     Interpreter,
     LibCopy,
     Origin,
-    Severity,
     family,
     name_version,
     parse_framework,
@@ -40,11 +36,8 @@ from harness.doctor_facts import (
     parse_ldconfig,
     probe_lines,
 )
-from harness.doctor_rules import findings
-from harness.doctor_text import render
-from harness.signatures import Catalog
 
-PROBE = Path(__file__).resolve().parent / "probes" / "doctorprobe.py"
+PROBE = Path(__file__).resolve().parent.parent / "probes" / "doctorprobe.py"
 # The loader's trusted folders (ld.so(8)), multiarch first as Debian/Ubuntu configure them.
 SYSTEM_DIRS = (
     "/lib/{multiarch}",
@@ -66,32 +59,6 @@ TOOLKIT_GLOBS = (
 QUERIED = ("libcudnn", "libcudnn_graph", "libcudnn_ops_infer", "libcudart", "libcublas", "libnccl")
 MAX_QUERIES = 32
 FRAMEWORK_TIMEOUT = 300.0
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DoctorReport:
-    facts: Facts
-    findings: tuple[Finding, ...]
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if any(f.severity is Severity.FAIL for f in self.findings) else 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": 1,
-            **self.facts.to_json(),
-            "findings": [f.to_json() for f in self.findings],
-            "exit_code": self.exit_code,
-        }
-
-    def text(self) -> str:
-        return render(self.facts, self.findings, self.exit_code)
-
-
-def run(*, python: str, env: Mapping[str, str], kb: Knowledge, catalog: Catalog) -> DoctorReport:
-    facts = gather(python=python, env=env)
-    return DoctorReport(facts=facts, findings=findings(facts, kb, catalog))
 
 
 def gather(*, python: str, env: Mapping[str, str]) -> Facts:

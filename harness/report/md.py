@@ -9,16 +9,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
 import pandas as pd  # type: ignore[import-untyped]
 
 from harness.model import Signature
-from harness.report_frame import reproduce_command
-
-if TYPE_CHECKING:  # report imports this module; the types are only annotations here
-    from harness.report import Diff, Header, ReportSummary
+from harness.report.frame import reproduce_command
+from harness.report.types import Diff, Header, ReportSummary, diff_line
 
 PAGE = "index.html"
 LINKS_SHOWN = 10  # cells linked per signature before "and N more"
@@ -213,15 +211,6 @@ def _uncatalogued(cells: dict[str, Seen]) -> list[str]:
 
 
 # ---------------------------------------------------------------- DIFF.md and the step summary
-
-
-def diff_line(d: Diff) -> str:
-    if not d.previous:
-        return "no previous report to compare with"
-    return (
-        f"since the previous report: {len(d.new_failures)} new failures, {len(d.fixed)} fixed, "
-        f"{len(d.changed)} changed, {len(d.added)} new cells, {len(d.removed)} removed"
-    )
 
 
 def _capped(items: Sequence[str], cap: int | None) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 
-from harness.doctor_facts import Facts, Finding, FrameworkFacts, LibCopy, Severity, search_order
+from harness.doctor.facts import Facts, Finding, FrameworkFacts, LibCopy, Severity, search_order
 
 _MARK = {Severity.OK: "ok", Severity.INFO: "info", Severity.WARN: "WARN", Severity.FAIL: "FAIL"}
 

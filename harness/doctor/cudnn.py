@@ -11,7 +11,7 @@ import os.path
 from collections.abc import Iterator
 
 from harness.compat import Knowledge
-from harness.doctor_facts import (
+from harness.doctor.facts import (
     Facts,
     Finding,
     FrameworkFacts,

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from harness.compat import Knowledge, driver_reason
-from harness.doctor_cudnn import framework_cudnn, wheel_folder
-from harness.doctor_facts import (
+from harness.doctor.cudnn import framework_cudnn, wheel_folder
+from harness.doctor.facts import (
     Facts,
     Finding,
     FrameworkFacts,

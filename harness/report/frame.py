@@ -1,0 +1,234 @@
+"""The report's data: RunResults and Plans -> one pandas frame with one row per cell, sorted by
+stack then scenario. Pure.
+
+A cell's row is its latest result across every folder (the last thing that happened to it, even
+an interrupted run); planned cells without a result are added with status `not-run` and shown
+as predicted. A row's stack is the Stack its result or plan cell carries. Absent text is ""
+throughout, so renderers never meet None or NaN.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped]
+
+from harness.errors import ConfigError
+from harness.model import (
+    Evidence,
+    Expectation,
+    Observed,
+    Outcome,
+    Plan,
+    RunResult,
+    Stack,
+    Stage,
+    Status,
+    major_minor,
+    verdict_text,
+    version_key,
+)
+
+PREDICTED, NOT_RUN = "predicted", "not-run"  # a planned cell without a result: not a Status
+# The frame's status column holds Status values (str); `isin` wants the plain strings.
+FINAL = tuple(s.value for s in Status if s.final)
+_PASSED, _FAILED = Status.PASSED.value, Status.FAILED.value
+# Terminal colours and other control characters in a log line: noise in every rendering (the
+# journal keeps the raw line). Tab and newline stay. A lone surrogate (JSON can carry one as
+# "\ud800") cannot be written as UTF-8 at all.
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# The frame's columns for a stack's parts, from its Stack (cuDNN as major.minor, as in the slug).
+_PARTS: dict[str, Callable[[Stack], str]] = {
+    "framework": lambda s: s.framework,
+    "version": lambda s: s.framework_version,
+    "cuda": lambda s: s.cuda,
+    "cudnn": lambda s: major_minor(s.cudnn),
+    "python": lambda s: s.python,
+    "base": lambda s: s.base,
+}
+
+
+def reproduce_command(cell: str, backend: str = "docker") -> str:
+    """A local-backend cell is reproduced without Docker (its --python, if any, is the user's)."""
+    return f"nox -s reproduce -- {cell}" + (" --backend local" if backend == "local" else "")
+
+
+# ---------------------------------------------------------------- results and plans -> rows
+
+_TEXT = (
+    "cell", "stack", "scenario", "status", "backend", "evidence", "started", "image", "error",
+    "exp_outcome", "exp_signature", "exp_stage", "obs_outcome", "obs_signature", "obs_stage",
+    "obs_line", "obs_fingerprint", "driver", "gpu", "secondary",
+)  # fmt: skip
+_COLUMNS = (*_TEXT, "drift", "seconds", "obs_exit", "obs_signal")
+_PLANNED = ("cell", "stack", "scenario", "evidence", "exp_outcome", "exp_signature", "exp_stage")
+_NOT_OBSERVED = ("", "", "", "", "")
+
+
+class Slugs(dict[Stack, str]):
+    """Stack -> slug, each computed once: a few hundred stacks carry 100k results."""
+
+    def __missing__(self, stack: Stack) -> str:
+        self[stack] = stack.slug
+        return self[stack]
+
+
+def _stage(stage: Stage | None) -> str:
+    return stage.value if stage else ""
+
+
+def _expected(e: Expectation) -> tuple[str, str, str]:
+    return e.outcome.value, e.signature or "", _stage(e.stage)
+
+
+def _observed(o: Observed | None) -> tuple[str, ...]:
+    """outcome, signature, stage, decisive line, fingerprint."""
+    if o is None:
+        return _NOT_OBSERVED
+    return (o.outcome.value, o.signature or "", _stage(o.stage), o.decisive_line or "",
+            o.fingerprint or "")  # fmt: skip
+
+
+def _result_row(r: RunResult, slug: str) -> tuple[object, ...]:
+    o, m = r.observed, r.machine
+    return (
+        r.cell, slug, r.scenario, r.status.value, r.backend, r.evidence.value, r.started,
+        r.image, r.error or "", *_expected(r.expected), *_observed(o), m.driver or "",
+        m.gpu or "", ";".join(o.secondary) if o else "", r.drift, r.seconds,
+        o.exit_code if o else None, o.signal if o else None,
+    )  # fmt: skip
+
+
+def latest_results(results: Iterable[RunResult], slugs: Slugs) -> pd.DataFrame:
+    """One row per cell: the latest by `started`, then by input order (shards merge here). A
+    result whose cell id is not `<its stack's slug>/<its scenario>` is left out: it is not a
+    cell's result, and its row would collide with the cell's."""
+    rows = [_result_row(r, slugs[r.stack]) for r in results]
+    rows = [row for row in rows if row[0] == f"{row[1]}/{row[2]}"]
+    frame = pd.DataFrame.from_records(rows, columns=list(_COLUMNS))
+    started = pd.to_datetime(frame["started"], utc=True, format="ISO8601", errors="coerce")
+    frame = frame.assign(_t=started, _seq=np.arange(len(frame)))
+    frame = frame.sort_values(["_t", "_seq"], kind="stable", na_position="first")
+    return frame.drop_duplicates("cell", keep="last").drop(columns=["_t", "_seq"])
+
+
+def planned_frame(plans: Sequence[Plan], slugs: Slugs) -> pd.DataFrame:
+    rows = [
+        (c.id, slugs[c.stack], c.scenario, c.evidence.value, *_expected(c.expected))
+        for plan in plans
+        for c in plan.cells
+    ]
+    frame = pd.DataFrame.from_records(rows, columns=list(_PLANNED))
+    return frame.drop_duplicates("cell", keep="last")
+
+
+def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
+    """Results plus the planned cells that have none (shown as predicted)."""
+    todo = planned[~planned["cell"].isin(results["cell"])].assign(status=NOT_RUN, drift=False)
+    frame = pd.concat([results, todo], ignore_index=True) if len(todo) else results
+    for col in _TEXT:
+        frame[col] = frame[col].fillna("").astype(str)
+    for col in ("obs_line", "error"):
+        frame[col] = [printable(v) if v else v for v in frame[col].tolist()]
+    frame["drift"] = frame["drift"].eq(True)  # a missing value is no drift
+    for col in ("obs_exit", "obs_signal"):
+        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
+    frame["seconds"] = pd.to_numeric(frame["seconds"], errors="coerce")
+    return frame
+
+
+def printable(text: str) -> str:
+    text = _CONTROL.sub("", text)
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def _per_distinct(fn: Callable[..., str], *columns: pd.Series) -> list[str]:
+    """fn over rows, called once per distinct combination (a few dozen in 100k rows)."""
+    done: dict[tuple[str, ...], str] = {}
+    rows = zip(*(c.tolist() for c in columns), strict=True)
+    return [done[r] if r in done else done.setdefault(r, fn(*r)) for r in rows]
+
+
+def expected_text(outcome: str, signature: str, stage: str) -> str:
+    return verdict_text(outcome, signature or None, stage or None)
+
+
+def seen_text(status: str, signature: str, stage: str) -> str:
+    """What a run showed: its verdict where it finished with one, else its status."""
+    if status == _PASSED:
+        return verdict_text(Outcome.PASS.value)
+    if status == _FAILED:
+        return verdict_text(Outcome.FAIL.value, signature or None, stage or None)
+    if status == Status.TIMEOUT.value and stage:
+        return f"{status} @ {stage}"
+    return status
+
+
+def _klass(frame: pd.DataFrame) -> Any:
+    status, drift = frame["status"], frame["drift"]
+    conditions = [
+        status.eq(NOT_RUN),
+        status.isin([_PASSED, _FAILED]) & drift,
+        status.eq(_PASSED),
+        status.eq(_FAILED),
+        status.eq(Status.TIMEOUT.value),
+        status.eq(Status.INTERRUPTED.value),
+    ]
+    choices = [PREDICTED, "drift", "pass", "expected-fail", "timeout", "interrupted"]
+    return np.select(conditions, choices, default="errored")
+
+
+def _level(frame: pd.DataFrame) -> Any:
+    """predicted (a plan only), cpu-/gpu-verified (a run finished; gpu only where the host's
+    driver reported a GPU), unverified (it did not finish, or was planned for a GPU that the
+    host did not have)."""
+    status = frame["status"]
+    verified = frame["evidence"].replace("", "?") + "-verified"
+    no_gpu = frame["evidence"].eq(Evidence.GPU.value) & frame["gpu"].eq("")
+    done = status.isin(FINAL) & ~no_gpu
+    return np.where(status.eq(NOT_RUN), PREDICTED, np.where(done, verified, "unverified"))
+
+
+def _stack_order(stacks: Mapping[str, Stack]) -> list[str]:
+    def key(slug: str) -> tuple[Any, ...]:
+        s = stacks[slug]
+        parts = (s.framework_version, s.cuda, major_minor(s.cudnn), s.python)
+        return (s.framework, *(version_key(p) for p in parts), s.base, slug)
+
+    return sorted(stacks, key=key)
+
+
+def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
+    """Stack parts, verdicts, classes and evidence levels; rows sorted by stack, then scenario."""
+    for part, value in _PARTS.items():
+        frame[part] = frame["stack"].map({slug: value(s) for slug, s in stacks.items()})
+    exp = [frame[c] for c in ("exp_outcome", "exp_signature", "exp_stage")]
+    frame["expected"] = _per_distinct(expected_text, *exp)
+    seen = [frame[c] for c in ("status", "obs_signature", "obs_stage")]
+    frame["verdict"] = _per_distinct(seen_text, *seen)
+    predicted = frame["status"].eq(NOT_RUN)
+    frame.loc[predicted, "verdict"] = frame.loc[predicted, "expected"]
+    frame["klass"], frame["level"] = _klass(frame), _level(frame)
+    frame["signature"] = frame["obs_signature"].where(~predicted, frame["exp_signature"])
+    return _sorted(frame, _stack_order(stacks))
+
+
+def _sorted(frame: pd.DataFrame, stack_order: list[str]) -> pd.DataFrame:
+    """By stack (version order), then scenario; integer codes sort far faster than strings."""
+    stack = pd.Categorical(frame["stack"], categories=stack_order).codes
+    scenario = pd.factorize(frame["scenario"], sort=True)[0]
+    return frame.take(np.lexsort((scenario, stack))).reset_index(drop=True)
+
+
+def build_frame(results: Sequence[RunResult], plans: Sequence[Plan]) -> Any:
+    if not results and not plans:
+        raise ConfigError("no results and no plan.json in the results folders")
+    slugs = Slugs()
+    latest = latest_results(results, slugs)
+    planned = planned_frame(plans, slugs)
+    stacks = {slug: stack for stack, slug in slugs.items()}
+    return derive(combine(latest, planned), stacks)

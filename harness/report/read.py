@@ -1,0 +1,64 @@
+"""What the report reads: each results folder's plan.json as a Plan, its journal as RunResults.
+
+`read_*` does the I/O; `parse_plan` turns one plan.json's data into a Plan or raises a
+ConfigError naming the file. A journal record that is not a result is skipped, like a torn line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from harness import journal
+from harness.errors import ConfigError
+from harness.model import Plan, RunResult, Where
+from harness.report.frame import Slugs
+
+PLAN = "plan.json"
+_PLAN_HELP = "write it with `harness plan --format json`"
+
+
+def read_plans(folders: Sequence[Path]) -> list[Plan]:
+    out = []
+    for path in (f / PLAN for f in folders):
+        if path.exists():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError as exc:
+                raise ConfigError(f"not JSON: {exc}", where=Where(str(path))) from None
+            out.append(parse_plan(data, Where(str(path))))
+    return out
+
+
+def parse_plan(data: Any, where: Where) -> Plan:
+    try:
+        plan = Plan.from_json(data)
+    except (KeyError, ValueError, TypeError, AttributeError) as exc:
+        raise ConfigError(
+            f"not a plan: {type(exc).__name__} {exc}", where=where, help=_PLAN_HELP
+        ) from None
+    if plan.shard is not None and not 1 <= plan.shard[0] <= plan.shard[1]:
+        i, n = plan.shard
+        raise ConfigError(f"not a plan: shard {i}/{n}", where=where, help=_PLAN_HELP)
+    slugs = Slugs()
+    for cell in plan.cells:
+        if cell.id != f"{slugs[cell.stack]}/{cell.scenario}":  # the report's grid relies on it
+            raise ConfigError(
+                f"not a plan: cell {cell.id!r} is not {cell.stack.slug}/{cell.scenario}",
+                where=where,
+                help=_PLAN_HELP,
+            )
+    return plan
+
+
+def read_results(folders: Sequence[Path]) -> list[RunResult]:
+    """Folder order, then file order: the tie-break when two records start in the same second."""
+    for folder in folders:
+        if not folder.is_dir():
+            raise ConfigError(
+                f"results folder {folder} does not exist",
+                help="run `nox -s matrix` first, or pass --results FOLDER",
+            )
+    return [r for folder in folders for r in journal.results(folder)]

@@ -1,0 +1,123 @@
+"""The report's summary values: counts, what the plans cover, the header, and the diff against
+the previous report's snapshot (report.json). Pure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped]
+
+from harness.model import Plan
+from harness.report.frame import NOT_RUN, PREDICTED
+from harness.report.types import Change, Counts, Diff, Header
+
+BAD = frozenset({"drift", "timeout", "errored"})  # what CI should look at
+OBSERVED = frozenset({"pass", "expected-fail", "drift", "timeout"})  # a run showed this
+
+
+_COUNTED = {
+    "passed": "pass",
+    "failed_as_expected": "expected-fail",
+    "drift": "drift",
+    "timeout": "timeout",
+    "errored": "errored",
+    "interrupted": "interrupted",
+    "predicted": PREDICTED,
+}
+
+
+def count(frame: pd.DataFrame) -> Counts:
+    n: dict[str, int] = frame["klass"].value_counts().to_dict()
+    return Counts(cells=len(frame), **{f: int(n.get(k, 0)) for f, k in _COUNTED.items()})
+
+
+def coverage_gaps(plans: Sequence[Plan]) -> tuple[str, ...]:
+    """What the plans leave out of their profiles. None left out: each profile has a plan of
+    all its cells, or plans of all its shards 1..N (shards merge into the whole)."""
+    out: list[str] = []
+    for profile in sorted({p.profile for p in plans}):
+        out += _profile_gaps(profile, [p for p in plans if p.profile == profile])
+    return tuple(out)
+
+
+def _profile_gaps(profile: str, plans: Sequence[Plan]) -> list[str]:
+    shards: dict[int, set[int]] = {}  # N -> the shard numbers here
+    for p in plans:
+        if p.selectors:  # --stack/--cell chose its cells: it covers nothing whole
+            continue
+        if p.shard is None:
+            return []
+        shards.setdefault(p.shard[1], set()).add(p.shard[0])
+    missing = {n: sorted(set(range(1, n + 1)) - got) for n, got in sorted(shards.items())}
+    if any(not m for m in missing.values()):
+        return []
+    gaps = [f"{profile}: {_shards(m, n)} not in these results" for n, m in missing.items()]
+    chosen = sorted({s for p in plans for s in p.selectors})
+    if chosen:
+        gaps.append(f"{profile}: only the cells matching {' '.join(chosen)}")
+    return gaps
+
+
+def _shards(missing: Sequence[int], n: int) -> str:
+    if len(missing) == 1:
+        return f"shard {missing[0]}/{n}"
+    if len(missing) <= 4:
+        return "shards " + ", ".join(f"{i}/{n}" for i in missing)
+    return f"{len(missing)} of {n} shards"
+
+
+def _joined(values: Iterable[str], default: str) -> str:
+    found = sorted({v for v in values if v})
+    return ", ".join(found) if found else default
+
+
+def header(frame: pd.DataFrame, plans: Sequence[Plan], completeness: str) -> Header:
+    ran = frame[frame["status"] != NOT_RUN]
+    plan_driver = _joined((p.driver.to_json() for p in plans), "unknown")
+    when = pd.to_datetime(ran["started"], utc=True, format="ISO8601", errors="coerce")
+    newest = ran["started"].loc[when.idxmax()] if when.notna().any() else ""
+    return Header(
+        profile=_joined((p.profile for p in plans), "unknown (no plan.json)"),
+        driver=_joined(ran["driver"].unique(), plan_driver),
+        gpu=_joined(ran["gpu"].unique(), "none recorded"),
+        newest=str(newest) or "no results",
+        completeness=completeness,
+        backends=_joined(ran["backend"].unique(), "none"),
+    )
+
+
+# ---------------------------------------------------------------- diff
+
+
+def snapshot(frame: pd.DataFrame) -> str:
+    """Columns, not rows: small and fast to read back for 100k cells."""
+    data = {"schema": 1, **{c: frame[c].tolist() for c in ("cell", "verdict", "klass")}}
+    return json.dumps(data, separators=(",", ":")) + "\n"
+
+
+def diff(previous: Any, frame: pd.DataFrame) -> Diff:
+    """New failures include new cells that fail: the previous report did not have them."""
+    try:
+        old = pd.DataFrame({c: previous[c] for c in ("cell", "verdict", "klass")})
+    except (KeyError, TypeError, ValueError):
+        return Diff(previous=False)
+    now = frame[["cell", "verdict", "klass"]]
+    both = now.merge(old, on="cell", how="left", suffixes=("", "_old")).fillna("")
+    bad, was_bad = both["klass"].isin(BAD), both["klass_old"].isin(BAD)
+    observed = both["klass"].isin(OBSERVED) & both["klass_old"].isin(OBSERVED)
+    changed = both[observed & (bad == was_bad) & (both["verdict"] != both["verdict_old"])]
+    return Diff(
+        previous=True,
+        new_failures=tuple(both.loc[bad & ~was_bad, "cell"]),
+        fixed=tuple(both.loc[was_bad & both["klass"].isin(OBSERVED - BAD), "cell"]),
+        changed=tuple(
+            Change(cell=c, before=b, after=a)
+            for c, b, a in zip(
+                changed["cell"], changed["verdict_old"], changed["verdict"], strict=True
+            )
+        ),
+        added=tuple(sorted(set(frame["cell"]) - set(old["cell"]))),
+        removed=tuple(sorted(set(old["cell"]) - set(frame["cell"]))),
+    )

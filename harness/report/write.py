@@ -1,0 +1,93 @@
+"""The published report: `write_all` reads every results folder, builds the frame (frame),
+and writes COMPATIBILITY.md and SIGNATURES.md (md), index.html (html), results.csv and
+junit.xml (export), DIFF.md and report.json (summary) into one folder; it is the only function
+of the report that writes. It returns a ReportSummary for the CLI to print.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped]
+
+from harness.fs import atomic_write
+from harness.model import Signature
+from harness.report.export import csv_text, junit_xml
+from harness.report.frame import FINAL, build_frame
+from harness.report.html import render_page
+from harness.report.md import compatibility, diff_markdown, signatures, step_summary
+from harness.report.read import read_plans, read_results
+from harness.report.summary import count, coverage_gaps, diff, header, snapshot
+from harness.report.types import Diff, Header, ReportSummary, completeness_text
+
+SNAPSHOT = "report.json"  # what the next report diffs against
+
+
+def read_snapshot(out: Path) -> Any:
+    path = out / SNAPSHOT
+    try:
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    except ValueError:
+        return None  # a damaged snapshot only costs the diff, not the report
+
+
+def write_all(
+    results: Sequence[Path],
+    out: Path,
+    *,
+    catalog: Sequence[Signature],
+    env: Mapping[str, str],
+) -> ReportSummary:
+    """Read every results folder, write every report file into `out`, append the CI summary
+    to the file `env["GITHUB_STEP_SUMMARY"]` names, if any."""
+    plans = read_plans(results)
+    frame = build_frame(read_results(results), plans)
+    previous = read_snapshot(out)  # before this report replaces it
+    finished = int(frame["status"].isin(FINAL).sum())
+    planned = len(frame) if plans else None  # planned cells and any others that have results
+    gaps = coverage_gaps(plans)  # a lone shard is partial even with all its cells done
+    partial = None if planned is None else finished < planned or bool(gaps)
+    head = header(frame, plans, completeness_text(partial, finished, planned, gaps))
+    changes = diff(previous, frame)
+    paths = []
+    for name, text in render(frame, head, catalog, changes).items():
+        atomic_write(out / name, text)
+        paths.append(out / name)
+    summary = ReportSummary(
+        counts=count(frame), partial=partial, finished=finished, planned=planned,
+        drift=tuple(frame.loc[frame["klass"] == "drift", "cell"]), diff=changes,
+        paths=tuple(paths), gaps=gaps,
+    )  # fmt: skip
+    step = env.get("GITHUB_STEP_SUMMARY")
+    if step:
+        append_text(Path(step), step_summary(summary, frame, head))
+        summary = replace(summary, paths=(*paths, Path(step)))
+    return summary
+
+
+def render(
+    frame: pd.DataFrame, head: Header, catalog: Sequence[Signature], changes: Diff
+) -> dict[str, str]:
+    """File name -> text, for every file of the report folder."""
+    titles = {s.id: s.title for s in catalog}
+    return {
+        "COMPATIBILITY.md": compatibility(frame, head),
+        "SIGNATURES.md": signatures(frame, catalog),
+        "index.html": render_page(frame, head.pairs(), titles),
+        "results.csv": csv_text(frame),
+        "junit.xml": junit_xml(frame),
+        "DIFF.md": diff_markdown(changes),
+        SNAPSHOT: snapshot(frame),
+    }
+
+
+def append_text(path: Path, text: str) -> None:
+    """GitHub reads the step summary after the step; other steps may have written to it."""
+    before = path.read_text(encoding="utf-8") if path.exists() else ""
+    if before and not before.endswith("\n"):
+        before += "\n"
+    atomic_write(path, before + text)
