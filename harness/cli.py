@@ -302,7 +302,11 @@ def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 where=argv_where(argv, "--results"),
                 help="run `harness run` first, or pass the folder it wrote with --results",
             )
-    summary = write_all(results, Path(args.out), catalog=catalog.signatures, env=os.environ)
+    narrow = args.shard or args.stack or args.cell
+    choose = (lambda plan: selected(plan, args, argv)) if narrow else None
+    summary = write_all(
+        results, Path(args.out), catalog=catalog.signatures, env=os.environ, choose=choose
+    )
     sys.stdout.write(summary.text())
     return 1 if summary.drift and not args.allow_drift else 0
 

@@ -120,9 +120,7 @@ def work(
 # ---------------------------------------------------------------- one cell
 
 
-def spec_for(
-    ops: tuple[FaultOp, ...], target: Target, wheels: WheelCache, *, gpu: bool
-) -> RunSpec:
+def spec_for(ops: tuple[FaultOp, ...], target: Target, wheels: WheelCache, *, gpu: bool) -> RunSpec:
     """A run on a target: the probe, and each other wheel's file the operations need, mounted."""
     argv = ("python", f"{PROBE_MOUNT}/stageprobe.py", target.stack.framework)
     members = list(dict.fromkeys(m for op in ops for m in op_sources(op)))

@@ -7,15 +7,16 @@ of the report that writes. It returns a ReportSummary for the CLI to print.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 
+from harness.errors import ConfigError
 from harness.fs import atomic_write
-from harness.model import Signature
+from harness.model import Plan, RunResult, Signature
 from harness.report.export import csv_text, junit_xml
 from harness.report.frame import FINAL, build_frame
 from harness.report.html import render_page
@@ -41,11 +42,15 @@ def write_all(
     *,
     catalog: Sequence[Signature],
     env: Mapping[str, str],
+    choose: Callable[[Plan], Plan] | None = None,
 ) -> ReportSummary:
     """Read every results folder, write every report file into `out`, append the CI summary
-    to the file `env["GITHUB_STEP_SUMMARY"]` names, if any."""
-    plans = read_plans(results)
-    frame = build_frame(read_results(results), plans)
+    to the file `env["GITHUB_STEP_SUMMARY"]` names, if any. `choose`: the selection
+    (--shard, --stack, --cell) over the cells the plans hold; only those are reported."""
+    plans, runs = read_plans(results), read_results(results)
+    if choose is not None:
+        plans, runs = chosen(plans, runs, choose)
+    frame = build_frame(runs, plans)
     previous = read_snapshot(out)  # before this report replaces it
     finished = int(frame["status"].isin(FINAL).sum())
     planned = len(frame) if plans else None  # planned cells and any others that have results
@@ -67,6 +72,31 @@ def write_all(
         append_text(Path(step), step_summary(summary, frame, head))
         summary = replace(summary, paths=(*paths, Path(step)))
     return summary
+
+
+def chosen(
+    plans: Sequence[Plan], runs: Sequence[RunResult], choose: Callable[[Plan], Plan]
+) -> tuple[list[Plan], list[RunResult]]:
+    """Plans and results narrowed to what `choose` keeps of all the plans' cells together;
+    each plan then names the selection, so the report says it is partial."""
+    if not plans:
+        raise ConfigError(
+            "--shard, --stack and --cell need the plan.json that `harness run` writes beside "
+            "its journal",
+            help="report these results without a selection, or run them again",
+        )
+    cells = {c.id: c for p in plans for c in p.cells}
+    union = replace(plans[0], cells=tuple(cells.values()), shard=None, selectors=())
+    picked = choose(union)
+    keep = {c.id for c in picked.cells}
+    what = picked.selectors + (
+        (f"--shard {picked.shard[0]}/{picked.shard[1]}",) if picked.shard else ()
+    )
+    out = [
+        replace(p, cells=tuple(c for c in p.cells if c.id in keep), selectors=(*p.selectors, *what))
+        for p in plans
+    ]
+    return out, [r for r in runs if r.cell in keep]
 
 
 def render(
