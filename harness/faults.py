@@ -19,6 +19,7 @@ quoted; local: file operations in Python); no text is parsed back.
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 from collections.abc import Mapping
@@ -68,6 +69,12 @@ _MEMBER = re.compile(r"[A-Za-z0-9._+-]+(/[A-Za-z0-9._+-]+)*/?")
 _SAMPLE = Stack(
     framework="torch", framework_version="0", cuda="12.4", cudnn="9.1", python="3.11", base="x"
 )
+
+
+def _climbs(part: str) -> bool:
+    """A path component that is '..', or a pattern a shell matches with '..': the shell's
+    wildcards match a leading '.' only when the pattern starts with one ('.*', '.?')."""
+    return part.startswith(".") and fnmatch.fnmatchcase(".", part[1:])
 
 
 def placeholders(stack: Stack) -> dict[str, str]:
@@ -185,10 +192,11 @@ class _Args:
                 f"{shown} is not an absolute path of plain characters",
                 f"write an absolute path ({{site}}/..., {{venv}}/...) using {allowed}",
             )
-        if ".." in text.split("/"):
+        if any(_climbs(part) for part in text.split("/")):
             self.fail(
                 name,
-                f"{raw!r} climbs out of its folder with '..'",
+                f"{raw!r} climbs out of its folder with '..' (or a pattern the shell matches "
+                "with '..', such as '.*')",
                 "name the path inside the stack directly, without '..'",
             )
         norm = posixpath.normpath(text)

@@ -18,10 +18,11 @@ from pathlib import Path
 
 from harness.backends import Backend, NotRunnableHere, PrepareFailed, Target
 from harness.console import Console
+from harness.errors import HarnessError
 from harness.events import parse
 from harness.faults import resolve
 from harness.journal import append, finished
-from harness.lock import WheelCache, extract
+from harness.lock import LockError, WheelCache, extract
 from harness.model import (
     Cell,
     Expectation,
@@ -251,10 +252,13 @@ def run_plan(plan: Plan, loop: Loop) -> tuple[list[RunResult], int]:
             continue
         try:
             target = loop.backend.prepare(stack)
-        except PrepareFailed as exc:
-            out += [
-                _record(loop, w.cell, w.key or "", stack.slug, error=exc.render()) for w in todo
-            ]
+        except (PrepareFailed, LockError) as exc:  # this stack's failure is data
+            out += [_errored(loop, w, stack, exc.render()) for w in todo]
+            continue
+        except HarnessError:  # the machine's (no engine, say): every stack would fail
+            raise
+        except Exception as exc:  # a harness bug: this stack's cells are errored, not lost
+            out += [_errored(loop, w, stack, _trace(exc)) for w in todo]
             continue
         loop.console.step(loop.backend.name, f"{stack.slug}: {target.status} {target.ref}")
         for w in todo:
@@ -285,7 +289,7 @@ def _run_cell(loop: Loop, w: Work, key: str, target: Target, *, gpu: bool) -> Ru
         status = Status.INTERRUPTED
         raise
     except Exception as exc:  # a harness bug becomes an errored result, not a lost cell
-        error = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]
+        error = _trace(exc)
     finally:
         result = _record(
             loop,
@@ -299,6 +303,14 @@ def _run_cell(loop: Loop, w: Work, key: str, target: Target, *, gpu: bool) -> Ru
             started=started,
         )
     return result
+
+
+def _errored(loop: Loop, w: Work, stack: Stack, error: str) -> RunResult:
+    return _record(loop, w.cell, w.key or "", stack.slug, error=error)
+
+
+def _trace(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]
 
 
 def _now() -> str:

@@ -60,38 +60,45 @@ def _name(name: str) -> str:
 
 
 def setup_line(op: FaultOp, spec: RunSpec) -> str | None:
-    """The root setup's shell for one operation (None: it is not a setup step)."""
+    """The root setup's shell for one file operation (None: not a file operation)."""
     q = shlex.quote
     if isinstance(op, Hide):
         return f"rm -rf -- {pattern_word(op.path)}"
     if isinstance(op, Truncate):
-        cut = q(op.path + ".cut")
-        path = q(op.path)
+        cut, path = q(op.path + ".cut"), q(op.path)
         return f"head -c {int(op.size)} -- {path} > {cut} && rm -f -- {path} && mv -- {cut} {path}"
     if isinstance(op, Replace):
         src = q(spec.source(op.source))
         return f"rm -rf -- {q(op.path)} && cp -R -- {src} {q(op.path)}"
-    if isinstance(op, PrependPath | Preload):
-        v = _name(op.var)
-        return f'export {v}={q(spec.source(op.source))}"${{{v}:+:${v}}}"'
     return None
 
 
+def probe_words(spec: RunSpec) -> list[str]:
+    """`env` arguments for the probe, after the drop to uid 1000 (so no value the scenario sets,
+    LD_PRELOAD say, ever reaches a command that runs as root): unsets, then values."""
+    q = shlex.quote
+    words = [f"-u {q(_name(op.name))}" for op in spec.ops if isinstance(op, UnsetEnv)]
+    words.append("HOME=/home/stack")
+    for op in spec.ops:
+        if isinstance(op, SetEnv):
+            words.append(q(f"{_name(op.name)}={op.value}"))
+        elif isinstance(op, PrependPath | Preload):
+            v = _name(op.var)  # the image's own value stays behind the new first entry
+            words.append(f'{v}={q(spec.source(op.source))}"${{{v}:+:${v}}}"')
+    return words
+
+
 def run_script(spec: RunSpec) -> str:
-    """The shell a run's container executes: the setup as root, then the probe as uid 1000."""
+    """The shell a run's container executes: the file operations as root, then the drop to
+    uid 1000 with no capabilities, then the probe with the run's environment."""
     setup = [line for op in spec.ops if (line := setup_line(op, spec)) is not None]
-    names = [_name(op.name) for op in spec.ops if isinstance(op, UnsetEnv)]
-    unset = "".join(f"-u {shlex.quote(n)} " for n in names)
     argv = " ".join(shlex.quote(a) for a in spec.argv)
-    return "\n".join(["set -e", *setup, f"exec env {unset}HOME=/home/stack {DROP} {argv}"])
+    return "\n".join(["set -e", *setup, f"exec {DROP} env {' '.join(probe_words(spec))} {argv}"])
 
 
 def container_env(spec: RunSpec) -> dict[str, str]:
-    """Environment values as data (never through the shell)."""
-    env = {_name(op.name): op.value for op in spec.ops if isinstance(op, SetEnv)}
-    if any(isinstance(op, NoGpu) for op in spec.ops):
-        env.update(NO_GPU_ENV)
-    return env
+    """What the container is created with: only what the runtime itself reads (no GPU)."""
+    return dict(NO_GPU_ENV) if any(isinstance(op, NoGpu) for op in spec.ops) else {}
 
 
 def hardening(spec: RunSpec) -> dict[str, Any]:

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from harness.backends.engine import BuildFailed, Engine
-from harness.backends.offline import Base, ensure_base, read_recipe
 from harness.backends.images import Builder, Paths
+from harness.backends.offline import Base, ensure_base, read_recipe
 from harness.compat import parse_knowledge, read_knowledge_docs
 from harness.console import Console
 from harness.lock import LockError, WheelCache, cache_root, resolve

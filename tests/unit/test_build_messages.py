@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends.engine import build_failure
-from harness.model import Finished
-from harness.model import DockerfilePlan
+from harness.model import DockerfilePlan, Finished
 
 PLAN = DockerfilePlan(base="b", runs=("sh install.sh",), changes=())
 

@@ -353,12 +353,6 @@ def test_a_stack_that_cannot_be_prepared_errors_its_cells_and_the_others_run(
     assert set(finished(folder)) == {cells[2].id}, "errored cells run again"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="harness bug: run_plan catches only PrepareFailed around prepare(), so any other "
-    "exception there ends the whole run (DESIGN habit 7: a harness bug is an errored result)",
-)
 def test_a_harness_bug_in_prepare_errors_that_stack_only(folder: Path, wheels: WheelCache) -> None:
     class Buggy(FakeBackend):
         def prepare(self, stack: Stack) -> Target:
