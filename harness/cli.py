@@ -10,16 +10,19 @@ import argparse
 import functools
 import json
 import os
-import re
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness import host
 from harness.args import argv_where, build_parser
 from harness.backends import Backend
+
+if TYPE_CHECKING:
+    from harness.backends.docker import DockerBackend
 from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
 from harness.console import Console, human_bytes
 from harness.diagnose import checked_chunks, diagnosis, render_text, reproducers
@@ -29,7 +32,7 @@ from harness.journal import JOURNAL, finished
 from harness.loader import read_yaml
 from harness.lock import WheelCache, cache_root
 from harness.matrix import cells_for, expand, parse_matrix
-from harness.model import DriverTarget, Plan, Scenario, Where
+from harness.model import DriverTarget, Plan, Scenario
 from harness.plan import render
 from harness.runner import Loop, ProbeRun, prepare_stacks, run_plan, work
 from harness.scenarios import read_scenarios
@@ -37,29 +40,7 @@ from harness.select import parse_shard, select
 from harness.signatures import UNKNOWN, Catalog, classify_chunks, read_catalog
 
 CATALOG = "signatures.yaml"
-DRIVER_RE = re.compile(r"\d+(\.\d+){1,3}")
 NO_DRIVER = DriverTarget(version=None, origin="none")
-
-
-def resolve_driver(flag: str | None, profile_driver: str | None, where: Where) -> DriverTarget:
-    """--driver, else the host's (NVML / nvidia-smi), else the profile's, else none."""
-    if flag is not None:
-        if flag == "none":
-            return DriverTarget(version=None, origin="flag")
-        if not DRIVER_RE.fullmatch(flag):
-            raise ConfigError(
-                f"bad --driver {flag!r}",
-                where=where,
-                help="give a Linux driver version as nvidia-smi prints it (e.g. 535.104.05), "
-                "or 'none' for a machine without a GPU",
-            )
-        return DriverTarget(version=flag, origin="flag")
-    found = host.detect_driver()
-    if found.version is not None:
-        return found
-    if profile_driver is not None and profile_driver != "none":
-        return DriverTarget(version=profile_driver, origin="profile")
-    return found
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,7 +66,7 @@ def load(
     scenarios = read_scenarios(folder, display=scen_display, known=catalog.ids)
     profile = matrix.profile(args.profile)
     if driver is None:
-        driver = resolve_driver(args.driver, profile.driver, argv_where(argv, "--driver"))
+        driver = host.resolve_driver(args.driver, profile.driver, argv_where(argv, "--driver"))
     plan = expand(matrix, profile.name, kb, scenarios, driver)
     return Loaded(plan=plan, kb=kb, root=path.parent, scenarios=scenarios, catalog=catalog)
 
@@ -95,7 +76,7 @@ def selected(plan: Plan, args: argparse.Namespace, argv: Sequence[str]) -> Plan:
     shard = parse_shard(args.shard, argv_where(argv, "--shard"))
     if shard is None and not args.stack and not args.cell:
         return plan
-    where = lambda option: argv_where(argv, option)  # noqa: E731
+    where = functools.partial(argv_where, argv)
     return select(plan, shard=shard, stacks=args.stack, cells=args.cell, where=where)
 
 
@@ -120,10 +101,16 @@ def backend_for(
             where=argv_where(argv, "--python"),
             help="add --backend local (Docker runs use the stack's image)",
         )
+    return docker_backend(loaded, console, relock=getattr(args, "relock", False)), plan
+
+
+def docker_backend(loaded: Loaded, console: Console, *, relock: bool = False) -> DockerBackend:
     from harness.backends.docker import DockerBackend
     from harness.backends.engine import Engine, connect
     from harness.backends.images import Builder, Paths
     from harness.render import read_templates
+
+    env = os.environ
 
     @functools.cache
     def engine() -> Engine:  # connected on first use: --dry-run never connects
@@ -132,15 +119,12 @@ def backend_for(
     paths = Paths(
         images=loaded.root / "images", cache=cache_root(env), logs=loaded.root / "reports/logs"
     )
+    templates = read_templates(paths.images)
     builder = Builder(
-        kb=loaded.kb,
-        engine=engine,
-        paths=paths,
-        console=console,
-        templates=read_templates(paths.images),
-        relock=getattr(args, "relock", False),
-    )
-    return DockerBackend(builder, engine), plan
+        kb=loaded.kb, engine=engine, paths=paths, console=console, templates=templates,
+        relock=relock,
+    )  # fmt: skip
+    return DockerBackend(builder, engine)
 
 
 def _sweep(backend: Backend, console: Console) -> None:
@@ -176,7 +160,14 @@ def cmd_build(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
-def _loop(args: argparse.Namespace, loaded: Loaded, backend: Backend, **kw: object) -> Loop:
+def _loop(
+    args: argparse.Namespace,
+    loaded: Loaded,
+    backend: Backend,
+    *,
+    force: bool = False,
+    keep: Callable[[ProbeRun], None] | None = None,
+) -> Loop:
     return Loop(
         backend=backend,
         scenarios=loaded.scenarios,
@@ -185,7 +176,8 @@ def _loop(args: argparse.Namespace, loaded: Loaded, backend: Backend, **kw: obje
         console=Console(),
         wheels=WheelCache(cache_root(os.environ)),
         machine=host.machine(),
-        **kw,  # type: ignore[arg-type]
+        force=force,
+        keep=keep,
     )
 
 
@@ -344,9 +336,7 @@ def cmd_render(args: argparse.Namespace, argv: Sequence[str]) -> int:
             where=argv_where(argv, "render"),
             help=choice_help(wanted, stacks, "stacks"),
         )
-    args.python, args.backend = None, "docker"
-    backend, _ = backend_for(args, argv, loaded, Console())
-    spec = backend.builder.render(stacks[wanted])  # type: ignore[attr-defined]
+    spec = docker_backend(loaded, Console()).builder.render(stacks[wanted])
     files = {"Dockerfile": spec.dockerfile, **dict(spec.files)}
     for name, text in files.items():
         if args.out:

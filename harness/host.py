@@ -8,7 +8,8 @@ import re
 from collections.abc import Iterator
 
 from harness import proc
-from harness.model import DriverTarget, Gpu, Machine
+from harness.errors import ConfigError
+from harness.model import DriverTarget, Gpu, Machine, Where
 
 NVML_SUCCESS = 0
 _DRIVER_RE = re.compile(r"^\d+(\.\d+)+$")
@@ -132,3 +133,27 @@ def detect_gpus() -> tuple[Gpu, ...]:
 def machine() -> Machine:
     """This host's driver and GPUs, as journaled with every result."""
     return Machine.of(detect_driver().version, detect_gpus())
+
+
+FLAG_DRIVER_RE = re.compile(r"\d+(\.\d+){1,3}")
+
+
+def resolve_driver(flag: str | None, profile_driver: str | None, where: Where) -> DriverTarget:
+    """--driver, else the host's (NVML / nvidia-smi), else the profile's, else none."""
+    if flag is not None:
+        if flag == "none":
+            return DriverTarget(version=None, origin="flag")
+        if not FLAG_DRIVER_RE.fullmatch(flag):
+            raise ConfigError(
+                f"bad --driver {flag!r}",
+                where=where,
+                help="give a Linux driver version as nvidia-smi prints it (e.g. 535.104.05), "
+                "or 'none' for a machine without a GPU",
+            )
+        return DriverTarget(version=flag, origin="flag")
+    found = detect_driver()
+    if found.version is not None:
+        return found
+    if profile_driver is not None and profile_driver != "none":
+        return DriverTarget(version=profile_driver, origin="profile")
+    return found
