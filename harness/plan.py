@@ -11,17 +11,14 @@ from tabulate import tabulate
 
 from harness.errors import ConfigError
 from harness.matrix import shard
-from harness.model import Cell, Outcome, Plan, Stack
+from harness.model import Cell, Plan, Stack
 
 FORMATS = ("table", "json", "github")
 MAX_JOBS = 256  # GitHub Actions: "a matrix can generate a maximum of 256 jobs per workflow run"
 
 
 def expected_text(cell: Cell) -> str:
-    e = cell.expected
-    if e.outcome is Outcome.FAIL:
-        return f"fail: {e.signature} @ {e.stage.value if e.stage else '?'}"
-    return str(e.outcome.value)
+    return cell.expected.text
 
 
 def driver_text(plan: Plan) -> str:
