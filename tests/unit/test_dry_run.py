@@ -1,0 +1,82 @@
+"""`harness run --dry-run`: what each cell would do, from files alone, with no Docker engine."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.journal import append, finished
+from harness.runner import cell_key
+from tests.conftest import ROOT
+
+
+def dry_run(
+    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, list[str]]:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")  # no engine at all
+    code = main(["run", "--dry-run", "--driver", "none", *args])
+    return code, capsys.readouterr().err.splitlines()
+
+
+def test_every_cell_is_listed_without_an_engine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, lines = dry_run(["--results", str(tmp_path)], capsys, monkeypatch)
+    assert code == 0
+    plan = json.loads(Path(ROOT / "tests/fixtures/plan/smoke.json").read_text())
+    listed = [ln.split()[1] for ln in lines[:-1]]
+    assert sorted(listed) == sorted(c["id"] for c in plan["cells"])
+    assert all(ln.split()[0] == "run" for ln in lines[:-1])
+    assert lines[-1] == f"{len(listed)} cells: {len(listed)} to run, 0 cached or not here"
+    assert not (tmp_path / "plan.json").exists(), "a dry run writes nothing"
+
+
+def test_a_journaled_cell_is_cached_and_a_changed_one_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys from files alone: the dry run's key of a cell is the one a real run journals."""
+    cell = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline/baseline"
+    args = ["--results", str(tmp_path), "--cell", cell]
+    code, lines = dry_run(args, capsys, monkeypatch)
+    assert code == 0 and lines[0] == f"run      {cell}"
+    key = _key_of(cell, monkeypatch)
+    append(tmp_path, {"schema": 2, "cell": cell, "key": key, "status": "passed"})
+    assert finished(tmp_path) == {cell: key}
+    _, lines = dry_run(args, capsys, monkeypatch)
+    assert lines[0] == f"cached   {cell}"
+    append(tmp_path, {"schema": 2, "cell": cell, "key": "another", "status": "passed"})
+    _, lines = dry_run(args, capsys, monkeypatch)
+    assert lines[0] == f"run      {cell}"
+
+
+def _key_of(cell_id: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The key as the runner computes it, through the CLI's own loading and Docker identity."""
+    import argparse
+
+    from harness.cli import docker_backend, load
+    from harness.console import Console
+    from harness.faults import resolve
+
+    monkeypatch.chdir(ROOT)
+    ns = argparse.Namespace(matrix="matrix.yaml", profile=None, driver="none")
+    loaded = load(ns, [])
+    [cell] = [c for c in loaded.plan.cells if c.id == cell_id]
+    identity = docker_backend(loaded, Console()).identity(cell.stack)
+    assert identity is not None
+    ops = resolve(loaded.scenarios[cell.scenario].faults, cell.stack)
+    return cell_key(cell, identity, ops, "none", loaded.catalog.digest)
+
+
+def test_a_missing_engine_is_only_met_by_a_real_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    args = ["run", "--driver", "none", "--results", str(tmp_path), "--cell", "*/baseline"]
+    assert main(args) == 3
+    assert "cannot reach the Docker engine" in capsys.readouterr().err
+    assert not (tmp_path / "plan.json").exists()
