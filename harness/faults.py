@@ -31,6 +31,7 @@ from harness.model import (
     Hide,
     MemoryLimit,
     NoGpu,
+    Overwrite,
     Preload,
     PrependPath,
     Replace,
@@ -51,6 +52,7 @@ ARGS: dict[str, tuple[str, ...]] = {
     "hide": ("path",),
     "truncate": ("path", "bytes"),
     "replace": ("path", "wheel", "member"),
+    "overwrite": ("path", "text"),
     "env_set": ("name", "value"),
     "env_unset": ("name",),
     "path_prepend": ("var?", "wheel", "member"),
@@ -113,6 +115,8 @@ def resolve_one(fault: Fault, values: Mapping[str, str]) -> FaultOp:
         return Truncate(path=arg.path("path"), size=arg.size("bytes"))
     if p == "replace":
         return Replace(path=arg.path("path"), source=arg.wheel())
+    if p == "overwrite":
+        return Overwrite(path=arg.path("path"), text=arg.text("text"))
     if p == "env_set":
         return SetEnv(name=arg.env_name("name"), value=arg.text("value"))
     if p == "env_unset":

@@ -241,6 +241,15 @@ class Replace:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Overwrite:
+    """Put a text file where `path` was: a library that is really a text file (a linker script,
+    a git-lfs pointer, an HTML error page saved under its name)."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SetEnv:
     name: str
     value: str
@@ -286,9 +295,17 @@ class MemoryLimit:
 
 
 FaultOp = (
-    Hide | Truncate | Replace | SetEnv | UnsetEnv | PrependPath | Preload | NoGpu | MemoryLimit
+    Hide
+    | Truncate
+    | Replace
+    | Overwrite
+    | SetEnv
+    | UnsetEnv
+    | PrependPath
+    | Preload
+    | NoGpu
+    | MemoryLimit
 )
-FILE_OPS = (Hide, Truncate, Replace)  # change files: a backend must never write into the original
 
 
 def op_sources(op: FaultOp) -> tuple[WheelMember, ...]:

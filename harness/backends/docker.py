@@ -25,6 +25,7 @@ from harness.model import (
     Finished,
     Hide,
     NoGpu,
+    Overwrite,
     Preload,
     PrependPath,
     Replace,
@@ -70,6 +71,8 @@ def setup_line(op: FaultOp, spec: RunSpec) -> str | None:
     if isinstance(op, Replace):
         src = q(spec.source(op.source))
         return f"rm -rf -- {q(op.path)} && cp -R -- {src} {q(op.path)}"
+    if isinstance(op, Overwrite):
+        return f"rm -rf -- {q(op.path)} && printf %s {q(op.text)} > {q(op.path)}"
     return None
 
 

@@ -43,6 +43,10 @@ def _apply(step: dict[str, object], roots: list[str]) -> None:
                 f.write(head)
             os.unlink(target)
             os.rename(target + ".cut", target)
+        elif step["kind"] == "overwrite":
+            _remove(target)
+            with open(target, "w", encoding="utf-8") as f:
+                f.write(str(step["text"]))
         elif step["kind"] == "replace":
             source = str(step["source"])
             _remove(target)

@@ -23,6 +23,7 @@ from harness.model import (
     FaultOp,
     Hide,
     Mount,
+    Overwrite,
     Preload,
     PrependPath,
     Replace,
@@ -59,13 +60,17 @@ class Environment:
 class Step:
     """One file operation on host paths: `path` may be a pattern (hide only)."""
 
-    kind: str  # hide | truncate | replace
+    kind: str  # hide | truncate | replace | overwrite
     path: str
     size: int | None = None
     source: str | None = None
+    text: str | None = None
 
     def to_json(self) -> dict[str, object]:
-        return {"kind": self.kind, "path": self.path, "size": self.size, "source": self.source}
+        return {
+            "kind": self.kind, "path": self.path, "size": self.size, "source": self.source,
+            "text": self.text,
+        }  # fmt: skip
 
 
 # ---------------------------------------------------------------- paths
@@ -144,7 +149,7 @@ def place(spec: RunSpec, table: Mapping[str, str], roots: Sequence[Path]) -> Pla
 
 
 def _step(op: FaultOp, spec: RunSpec, table: Mapping[str, str]) -> Step | None:
-    if not isinstance(op, Hide | Truncate | Replace):
+    if not isinstance(op, Hide | Truncate | Replace | Overwrite):
         return None
     # Outside the stack only hide may act (faults.resolve checked it): on the host's own file.
     path = host_path(op.path, table) or op.path
@@ -152,6 +157,8 @@ def _step(op: FaultOp, spec: RunSpec, table: Mapping[str, str]) -> Step | None:
         return Step(kind="hide", path=path)
     if isinstance(op, Truncate):
         return Step(kind="truncate", path=path, size=op.size)
+    if isinstance(op, Overwrite):
+        return Step(kind="overwrite", path=path, text=op.text)
     source = spec.source(op.source)
     return Step(kind="replace", path=path, source=host_path(source, table) or source)
 

@@ -38,6 +38,7 @@ print(json.dumps({
     "files": sorted(os.listdir(pkg)),
     "init_size": os.path.getsize(os.path.join(pkg, "__init__.py")),
     "native": read("_native.py")[:40],
+    "typed": read("py.typed"),
     "env": {k: os.environ.get(k) for k in ("MS_SET", "STACKMATRIX_TEST_UNSET",
             "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "HOME")},
     "rlimit_as": resource.getrlimit(resource.RLIMIT_AS)[0],
@@ -54,6 +55,7 @@ EVERY_PRIMITIVE = (
     fault("hide", path=f"{SITE}/_speedups.*.so"),
     fault("hide", path=f"{SITE}/__pycache__"),  # a folder: overlayfs needs more for that
     fault("truncate", path=f"{SITE}/__init__.py", bytes="100"),
+    fault("overwrite", path=f"{SITE}/py.typed", text="not a library\n"),
     fault("replace", path=f"{SITE}/_native.py", wheel="other==1", member="_native.py"),
     fault("path_prepend", wheel="other==1", member="lib/"),
     fault("preload", wheel="other==1", member="preload-me.so"),
@@ -115,6 +117,7 @@ def assert_every_fault_took_effect(seen: Any, mounts: tuple[Mount, ...], venv: s
     assert "__pycache__" not in seen["files"]
     assert seen["init_size"] == 100
     assert seen["native"] == "# another version's _native.py\n"
+    assert seen["typed"] == "not a library\n"
     assert seen["env"]["LD_LIBRARY_PATH"] == str(mounts[2].source)
     assert seen["preloaded"] == [str(mounts[3].source)]
     assert seen["env"]["MS_SET"] == f"{venv}/set"
@@ -165,7 +168,7 @@ def test_every_file_primitive_recreates_and_never_writes_through_a_link(tmp_path
     src, copy = tmp_path / "src", tmp_path / "copy"
     site = src / "lib/python3.11/site-packages"
     (site / "d").mkdir(parents=True)
-    for name in ("a.so", "b.so", "c.so", "d/e.so"):
+    for name in ("a.so", "b.so", "c.so", "d/e.so", "g.so"):
         (site / name).write_bytes(name.encode() * 1000)
     (tmp_path / "other.so").write_bytes(b"other")
     (tmp_path / "other-d").mkdir()
@@ -176,6 +179,7 @@ def test_every_file_primitive_recreates_and_never_writes_through_a_link(tmp_path
         fault("truncate", path="{site}/b.so", bytes="10"),
         fault("replace", path="{site}/c.so", wheel="o==1", member="c.so"),
         fault("replace", path="{site}/d/", wheel="o==1", member="d/"),
+        fault("overwrite", path="{site}/g.so", text="text"),
     )
     subprocess.run(["cp", "-al", str(src), str(copy)], check=True)
     table = local_script.path_table(copy, copy / site.relative_to(src), "3.11", ())
@@ -195,6 +199,7 @@ def test_every_file_primitive_recreates_and_never_writes_through_a_link(tmp_path
     assert not (got / "a.so").exists() and (got / "b.so").stat().st_size == 10
     assert (got / "c.so").read_bytes() == b"other"
     assert sorted(p.name for p in (got / "d").iterdir()) == ["f.so"]
+    assert (got / "g.so").read_text() == "text"
     assert tree_digest(src) == before
 
 

@@ -35,6 +35,7 @@ from harness.model import (
     Hide,
     MemoryLimit,
     NoGpu,
+    Overwrite,
     Preload,
     PrependPath,
     Replace,
@@ -65,6 +66,10 @@ def f(primitive: str, **args: str) -> Fault:
         (
             f("hide", path="{site}/nvidia/cudnn/lib/libcudnn_cnn.so.*"),
             Hide(path=f"{SITE}/nvidia/cudnn/lib/libcudnn_cnn.so.*"),
+        ),
+        (
+            f("overwrite", path="{site}/nvidia/cudnn/lib/libcudnn_graph.so.9", text="v {python}\n"),
+            Overwrite(path=f"{SITE}/nvidia/cudnn/lib/libcudnn_graph.so.9", text="v 3.11\n"),
         ),
         (
             f("truncate", path="{site}/nvidia/cudnn/lib/libcudnn_graph.so.9", bytes="1000000"),
@@ -123,6 +128,7 @@ def f(primitive: str, **args: str) -> Fault:
     ],
     ids=[
         "hide",
+        "overwrite",
         "truncate",
         "replace",
         "env_set",
@@ -326,7 +332,7 @@ def tokens(line: str) -> list[str]:
 def logged(name: str, log: Path) -> str:
     """A shell function standing in for `name`: it appends its name, argc and argv, each
     NUL-terminated, to `log` (not stdout, which `head` has redirected)."""
-    return f'{name}() {{ printf "%s\\0" {name} "$#" "$@" >> {shlex.quote(str(log))}; }}'
+    return f'{name}() {{ command printf "%s\\0" {name} "$#" "$@" >> {shlex.quote(str(log))}; }}'
 
 
 def calls_in(log: Path) -> list[list[str]]:
@@ -356,7 +362,7 @@ def run_in_sh(
         fake_drop = bin_ / "setpriv"
         fake_drop.write_text(f'#!/bin/sh\n{logged("setpriv", log)}\nsetpriv "$@"\n')
         fake_drop.chmod(0o755)
-        functions = [logged(n, log) for n in ("rm", "cp", "mv", "head", "show")]
+        functions = [logged(n, log) for n in ("rm", "cp", "mv", "head", "printf", "show")]
         full = "\n".join([*functions, script, *after])
         base = {"PATH": f"{bin_}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
         subprocess.run(
@@ -415,6 +421,16 @@ def test_replace_adds_no_command(path: str, member: WheelMember, source: str) ->
     calls, files = run_in_sh(line)
     assert calls == [["rm", "-rf", "--", path], ["cp", "-R", "--", source, path]]
     assert files == set()
+
+
+@property_settings
+@given(path=file_names.filter(bool), text=texts)
+def test_overwrite_adds_no_command(path: str, text: str) -> None:
+    line = setup_line(Overwrite(path=path, text=text), RunSpec(argv=ARGV)) or ""
+    assert tokens(line) == ["rm", "-rf", "--", path, "&&", "printf", "%s", text, ">", path]
+    calls, files = run_in_sh(line)
+    assert calls == [["rm", "-rf", "--", path], ["printf", "%s", text]]
+    assert files == {path}, "only the redirection's file is created"
 
 
 DROPPED = DROP.split()[1:]  # setpriv's own arguments, up to its '--'
