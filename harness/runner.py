@@ -12,7 +12,7 @@ import hashlib
 import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -239,8 +239,9 @@ def run_plan(plan: Plan, loop: Loop) -> tuple[list[RunResult], int]:
     out: list[RunResult] = []
     hits = 0
     driver, digest = plan.driver.to_json(), loop.catalog.digest
-    for item in _by_stack(work(plan, loop.scenarios, loop.backend.identity, done, catalog=digest)):
-        stack, todo = item
+    for stack, cells in group(plan):
+        part = replace(plan, cells=cells)
+        todo = work(part, loop.scenarios, loop.backend.identity, done, catalog=digest)
         hits += sum(w.action == "cached" for w in todo)
         for w in todo:
             if w.action == "cached":
@@ -268,13 +269,6 @@ def run_plan(plan: Plan, loop: Loop) -> tuple[list[RunResult], int]:
                 continue
             out.append(_run_cell(loop, w, key, target, gpu=plan.driver.version is not None))
     return out, hits
-
-
-def _by_stack(items: list[Work]) -> list[tuple[Stack, list[Work]]]:
-    grouped: dict[Stack, list[Work]] = {}
-    for w in items:
-        grouped.setdefault(w.cell.stack, []).append(w)
-    return list(grouped.items())
 
 
 def _run_cell(loop: Loop, w: Work, key: str, target: Target, *, gpu: bool) -> RunResult:
