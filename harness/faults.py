@@ -63,7 +63,7 @@ ARGS: dict[str, tuple[str, ...]] = {
 _TOKEN = re.compile(r"\{([^{}]*)\}")
 _PATH = re.compile(r"[A-Za-z0-9._+@%=,/-]+")  # literal path characters
 _PATTERN = re.compile(r"[A-Za-z0-9._+@%=,/*?-]+")  # ... and the two wildcards hide takes
-_ENV = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SIZE = re.compile(r"[1-9][0-9]{0,17}")
 _PIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*==[0-9][0-9A-Za-z.+!-]*")
 _MEMBER = re.compile(r"[A-Za-z0-9._+-]+(/[A-Za-z0-9._+-]+)*/?")
@@ -229,7 +229,7 @@ class _Args:
 
     def env_name(self, name: str) -> str:
         text = self.text(name)
-        if not _ENV.fullmatch(text):
+        if not ENV_NAME.fullmatch(text):
             self.fail(
                 name,
                 f"{self.raw[name]!r} is not an environment variable name",

@@ -39,6 +39,7 @@ from harness.model import (
     Scenario,
     Stack,
     Status,
+    WheelMember,
     op_json,
     op_sources,
 )
@@ -121,11 +122,16 @@ def work(
 # ---------------------------------------------------------------- one cell
 
 
+def mount_points(ops: Sequence[FaultOp], first: int = 0) -> tuple[tuple[WheelMember, str], ...]:
+    """Where each other wheel's member the operations need is mounted: /faults/N, in order."""
+    members = dict.fromkeys(m for op in ops for m in op_sources(op))
+    return tuple((m, f"{FAULT_MOUNTS}/{i}") for i, m in enumerate(members, first))
+
+
 def spec_for(ops: tuple[FaultOp, ...], target: Target, wheels: WheelCache, *, gpu: bool) -> RunSpec:
     """A run on a target: the probe, and each other wheel's file the operations need, mounted."""
     argv = ("python", f"{PROBE_MOUNT}/stageprobe.py", target.stack.framework)
-    members = list(dict.fromkeys(m for op in ops for m in op_sources(op)))
-    sources = tuple((m, f"{FAULT_MOUNTS}/{i}") for i, m in enumerate(members))
+    sources = mount_points(ops)
     mounts = [Mount(PROBE_DIR, PROBE_MOUNT)]
     mounts += [Mount(extract(wheels, target.lock, m.pin, m.member), t) for m, t in sources]
     return RunSpec(argv=argv, ops=ops, mounts=tuple(mounts), sources=sources, gpu=gpu)

@@ -20,6 +20,7 @@ import docker
 from harness.backends import NotRunnableHere, Target
 from harness.backends.engine import Engine
 from harness.backends.images import Builder
+from harness.faults import ENV_NAME
 from harness.model import (
     FaultOp,
     Finished,
@@ -41,7 +42,6 @@ from harness.model import (
 SETUP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP"]
 DROP = "setpriv --reuid=1000 --regid=1000 --init-groups --inh-caps=-all --bounding-set=-all --"
 PIDS_LIMIT = 4096
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WILDCARD = re.compile(r"([*?])")
 NO_GPU_ENV = (("CUDA_VISIBLE_DEVICES", ""), ("NVIDIA_VISIBLE_DEVICES", "void"))
 
@@ -55,7 +55,7 @@ def pattern_word(path: str) -> str:
 
 
 def _name(name: str) -> str:
-    if not _ENV_NAME.fullmatch(name):  # faults.resolve refuses these; never render one
+    if not ENV_NAME.fullmatch(name):  # faults.resolve refuses these; never render one
         raise ValueError(f"not an environment variable name: {name!r}")
     return name
 

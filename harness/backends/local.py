@@ -153,6 +153,7 @@ class LocalBackend:
         self.userns = os.geteuid() != 0 if userns is None else userns
         self.cache = WheelCache(root)
         self._given: dict[Stack, str] = {}  # stacks of interpreters named with --python
+        self._bases: dict[str, tuple[str, str]] = {}  # Python version -> base interpreter
         # Overlay layers cannot live on NFS (where a cluster's home, so the cache, often is).
         tmp = Path(env.get("TMPDIR") or tempfile.gettempdir())
         self.scratch = tmp / f"stackmatrix-runs-{os.geteuid()}"
@@ -245,7 +246,13 @@ class LocalBackend:
         )
 
     def base_python(self, version: str) -> tuple[str, str]:
-        """(real path, full version) of the interpreter that builds venvs for Python `version`."""
+        """(real path, full version) of the interpreter that builds venvs for Python `version`,
+        asked once per version (preparing a stack needs it for the venv's key and its build)."""
+        if version not in self._bases:
+            self._bases[version] = self._find_base(version)
+        return self._bases[version]
+
+    def _find_base(self, version: str) -> tuple[str, str]:
         candidates = [str(self.python)] if self.python else [sys.executable]
         if not self.python and (
             other := shutil.which(f"python{version}", path=self.env.get("PATH"))

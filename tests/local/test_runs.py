@@ -21,7 +21,8 @@ from harness.backends.local import LocalBackend
 from harness.backends.local_script import LocalError
 from harness.faults import resolve
 from harness.lock import WheelCache
-from harness.model import Fault, Hide, Mount, RunSpec, op_sources
+from harness.model import Fault, Hide, Mount, RunSpec
+from harness.runner import mount_points
 from tests.conftest import ROOT
 from tests.local.conftest import TINY_LOCK, TINY_STACK, leftovers, tree_digest
 
@@ -93,8 +94,8 @@ def spec_of(argv: tuple[str, ...], faults: tuple[Fault, ...], mounts: tuple[Moun
     """As the runner makes it: each other wheel's member, in order, at the mounts after the
     probe's."""
     ops = resolve(faults, TINY_STACK)
-    members = list(dict.fromkeys(m for op in ops for m in op_sources(op)))
-    sources = tuple(zip(members, [m.target for m in mounts[1:]], strict=False))
+    sources = mount_points(ops, first=3)  # the material's /faults/3, /4, /5
+    assert [t for _, t in sources] == [m.target for m in mounts[1 : len(sources) + 1]]
     return RunSpec(argv=argv, ops=ops, mounts=mounts, sources=sources)
 
 
@@ -185,10 +186,8 @@ def test_every_file_primitive_recreates_and_never_writes_through_a_link(tmp_path
     table = local_script.path_table(copy, copy / site.relative_to(src), "3.11", ())
     table |= {"/faults/2": str(tmp_path / "other.so"), "/faults/3": str(tmp_path / "other-d")}
     ops = resolve(faults, TINY_STACK)
-    members = list(dict.fromkeys(m for op in ops for m in op_sources(op)))
-    spec = RunSpec(
-        argv=(), ops=ops, sources=tuple(zip(members, ("/faults/2", "/faults/3"), strict=True))
-    )
+    spec = RunSpec(argv=(), ops=ops, sources=mount_points(ops, first=2))
+    assert [t for _, t in spec.sources] == ["/faults/2", "/faults/3"]
     placed = local_script.place(spec, table, [copy])
     assert len(placed.steps) == len(faults)
     ops_file = tmp_path / "ops.json"

@@ -22,7 +22,8 @@ from harness.backends.local_script import (
 )
 from harness.backends.venv import parse_inspection, venv_key
 from harness.faults import resolve
-from harness.model import Fault, Hide, Mount, ProcResult, Replace, RunSpec, WheelMember, op_sources
+from harness.model import Fault, Hide, Mount, ProcResult, Replace, RunSpec, WheelMember
+from harness.runner import mount_points
 from tests.local.conftest import TINY_LOCK, TINY_STACK
 
 ENV = Environment(
@@ -61,8 +62,7 @@ EVERY_PRIMITIVE = (
 def spec_of(*faults: Fault, gpu: bool = False, mounts: tuple[Mount, ...] = MOUNTS) -> RunSpec:
     """As the runner makes it: each other wheel's member mounted at /faults/N (N from 1)."""
     ops = resolve(faults, TINY_STACK)
-    members = list(dict.fromkeys(m for op in ops for m in op_sources(op)))
-    sources = tuple((m, f"/faults/{i}") for i, m in enumerate(members, 1))
+    sources = mount_points(ops, first=1)
     argv = ("python", "/probe/stageprobe.py", "torch")
     return RunSpec(argv=argv, ops=ops, mounts=mounts, sources=sources, gpu=gpu, timeout=60)
 
