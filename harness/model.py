@@ -71,9 +71,12 @@ class Status(str, enum.Enum):
 
 
 class Evidence(str, enum.Enum):
-    """What a run can show: `cpu` (no GPU: GPU stages skip) or `gpu` (a real device)."""
+    """What a run can show: `cpu` (no GPU: GPU stages skip), `driver` (no GPU, but NVIDIA's real
+    user-space driver placed in the run decided the CUDA version gate: driver-verified, never
+    gpu-verified) or `gpu` (a real device)."""
 
     CPU = "cpu"
+    DRIVER = "driver"
     GPU = "gpu"
 
 
