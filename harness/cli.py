@@ -23,9 +23,11 @@ from harness.backends import Backend
 
 if TYPE_CHECKING:
     from harness.backends.docker import DockerBackend
+from harness.backends.driverstore import DriverStore, read_driver_lock
 from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
 from harness.console import Console, human_bytes
 from harness.diagnose import checked_chunks, diagnosis, render_text, reproducers
+from harness.drivers import DRIVER_LOCK, DriverLock
 from harness.errors import ConfigError, HarnessError, choice_help
 from harness.fs import atomic_write
 from harness.journal import JOURNAL, finished
@@ -52,6 +54,7 @@ class Loaded:
     root: Path  # the folder of matrix.yaml
     scenarios: dict[str, Scenario]
     catalog: Catalog
+    drivers: DriverLock | None = None  # images/locks/drivers/debian-non-free.json: what runs can place
 
 
 def load(
@@ -67,8 +70,12 @@ def load(
     profile = matrix.profile(args.profile)
     if driver is None:
         driver = host.resolve_driver(args.driver, profile.driver, argv_where(argv, "--driver"))
-    plan = expand(matrix, profile.name, kb, scenarios, driver)
-    return Loaded(plan=plan, kb=kb, root=path.parent, scenarios=scenarios, catalog=catalog)
+    drivers = read_driver_lock(path.parent / DRIVER_LOCK)
+    placeable = drivers.values() if drivers else None
+    plan = expand(matrix, profile.name, kb, scenarios, driver, placeable=placeable)
+    return Loaded(
+        plan=plan, kb=kb, root=path.parent, scenarios=scenarios, catalog=catalog, drivers=drivers
+    )
 
 
 def selected(plan: Plan, args: argparse.Namespace, argv: Sequence[str]) -> Plan:
@@ -175,6 +182,9 @@ def _loop(
         catalog=loaded.catalog,
         console=Console(),
         wheels=WheelCache(cache_root(os.environ)),
+        drivers=DriverStore(loaded.drivers, cache_root(os.environ)).folder
+        if loaded.drivers
+        else None,
         machine=host.machine(),
         force=force,
         keep=keep,

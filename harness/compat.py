@@ -14,12 +14,15 @@ from typing import Any, TypeVar
 from harness.errors import ConfigError
 from harness.loader import Doc, parse_yaml
 from harness.model import (
+    NO_DRIVER,
+    STUB_DRIVER,
     BaseOS,
     CudaImage,
     CudaRange,
     CudnnCheck,
     CudnnRelease,
     DriverTarget,
+    Evidence,
     Expectation,
     MinorCompat,
     Outcome,
@@ -36,6 +39,8 @@ from harness.model import (
 
 KNOWLEDGE_FILES = ("drivers", "cudnn", "torch", "tensorflow", "cuda_images", "bases")
 DRIVER_STAGE = Stage.DEVICES  # where a too-old driver surfaces: device discovery
+STUB_SOURCE = "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html"
+TOOLKIT_RULES = "https://github.com/NVIDIA/libnvidia-container/blob/master/src/dsl.c"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +66,13 @@ class Knowledge:
 
     def toolkit(self, cuda: str) -> ToolkitDriver | None:
         return next((t for t in self.toolkits if t.cuda == cuda), None)
+
+    def driver_cuda(self, driver: str) -> ToolkitDriver | None:
+        """The newest CUDA toolkit whose minimum driver `driver` meets: the CUDA version the
+        driver reports (cuDriverGetVersion), by NVIDIA's Table 3."""
+        dv = version_key(driver)
+        rows = [t for t in self.toolkits if version_key(t.min_driver) <= dv]
+        return max(rows, key=lambda t: version_key(t.cuda), default=None)
 
     def compat_for(self, cuda: str) -> MinorCompat | None:
         major = int(cuda.split(".", maxsplit=1)[0])
@@ -252,6 +264,72 @@ def read_knowledge_docs() -> dict[str, Doc]:
     }
 
 
+# ---------------------------------------------------------------- the container toolkit's rules
+
+
+def _holds(left: str, op: str, right: str) -> bool:
+    a, b = version_key(left), version_key(right)
+    n = max(len(a), len(b))
+    a, b = a + (0,) * (n - len(a)), b + (0,) * (n - len(b))
+    return {
+        "=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
+    }[op]  # fmt: skip
+
+
+def _condition(text: str) -> tuple[str, str, str] | None:
+    for op in (">=", "<=", "!=", "=", "<", ">"):
+        name, sep, value = text.partition(op)
+        if sep and name and value:
+            return name, op, value
+    return None
+
+
+def require_cuda(requirement: str, driver: str, cuda: str) -> tuple[bool, str]:
+    """Does a driver (its version, and the CUDA version it reports) meet an image's
+    NVIDIA_REQUIRE_CUDA as nvidia-container-cli reads it: clauses separated by spaces, any one
+    of which admits; conditions inside a clause joined by commas, all of which must hold. A
+    `brand` condition is taken as met (the plan does not know the GPU's brand: a data-centre GPU
+    of that brand is assumed). (admitted, the clause that admitted it or the unmet condition)."""
+    unmet = ""
+    for clause in requirement.split():
+        ok = True
+        for cond in clause.split(","):
+            parsed = _condition(cond)
+            if parsed is None:
+                continue
+            name, op, value = parsed
+            if name == "brand":
+                continue
+            left = {"cuda": cuda, "driver": driver}.get(name)
+            if left is None or not _holds(left, op, value):
+                ok, unmet = False, f"{name} {op} {value}"
+                break
+        if ok:
+            return True, clause
+    return False, unmet
+
+
+def toolkit_reason(stack: Stack, variant: Variant, driver: str, kb: Knowledge) -> Reason | None:
+    """On the `cuda` base: a Reason to refuse the container at start, or None (admitted, or the
+    tag's requirement is not known)."""
+    if stack.base != "cuda":
+        return None
+    image = kb.cuda_image(stack.cuda, variant.cudnn, stack.python)
+    reports = kb.driver_cuda(driver)
+    if image is None or not image.require_cuda or reports is None:
+        return None
+    ok, why = require_cuda(image.require_cuda, driver, reports.cuda)
+    if ok:
+        return None
+    return Reason(
+        rule="toolkit-require-cuda",
+        detail=f"nvidia/cuda:{image.tag} sets NVIDIA_REQUIRE_CUDA={image.require_cuda!r}; driver "
+        f"{driver} reports CUDA {reports.cuda}, and no clause admits it (unsatisfied: {why}), "
+        "so nvidia-container-cli refuses to start the container",
+        source=image.require_source or image.source,
+    )
+
+
 # ---------------------------------------------------------------- expectations
 
 
@@ -267,7 +345,8 @@ def driver_reason(cuda: str, driver: str, kb: Knowledge) -> tuple[bool, Reason]:
     if dv >= version_key(tk.min_driver):
         return True, Reason(
             rule="driver-minimum",
-            detail=f"driver {driver} >= {tk.min_driver}, the minimum for CUDA {tk.toolkit}",
+            detail=f"driver {driver} >= {tk.min_driver}, the minimum for CUDA {tk.toolkit}: "
+            "full features",
             source=tk.source,
         )
     if mc is not None and dv >= version_key(mc.min_driver):
@@ -318,17 +397,48 @@ class Decision:
     checks: tuple[Reason, ...]
 
 
+def placed_reason(cuda: str, placed: str, kb: Knowledge) -> tuple[Expectation | None, Reason]:
+    """A driver placed in a run (no GPU): the CUDA runtime's own version gate decides. None: the
+    gate passes (the GPU stages then find no device)."""
+    if placed == STUB_DRIVER:
+        return Expectation(
+            outcome=Outcome.FAIL, signature="stub_driver", stage=DRIVER_STAGE
+        ), Reason(
+            rule="driver-stub",
+            detail="the CUDA toolkit's stub libcuda answers every call with "
+            "cudaErrorStubLibrary (34)",
+            source=STUB_SOURCE,
+        )
+    ok, reason = driver_reason(cuda, placed, kb)
+    if ok:
+        return None, reason
+    return Expectation(outcome=Outcome.FAIL, signature="driver_too_old", stage=DRIVER_STAGE), reason
+
+
 def expect(
-    stack: Stack, scenario: Scenario, variant: Variant, driver: DriverTarget, kb: Knowledge
+    stack: Stack,
+    scenario: Scenario,
+    variant: Variant,
+    driver: DriverTarget,
+    kb: Knowledge,
+    *,
+    placed: str = NO_DRIVER,
 ) -> Decision:
     """What this stack under this scenario must show on this driver, and why.
 
     Failures from the environment (driver, cuDNN) and the scenario's own expectation compete: the
-    one at the earliest stage is what a run will show first.
+    one at the earliest stage is what a run will show first. A `placed` driver (NVIDIA's
+    user-space driver put into a run without a GPU) replaces the host's: driver evidence.
     """
-    evidence = driver.evidence
-    scen = scenario.expectation(stack.framework, evidence) or Expectation(
-        outcome=Outcome.UNOBSERVABLE
+    evidence = driver.evidence if placed == NO_DRIVER else Evidence.DRIVER
+    scen = (
+        scenario.expectation(stack.framework, evidence)
+        or (
+            scenario.expectation(stack.framework, Evidence.CPU)
+            if evidence is Evidence.DRIVER
+            else None
+        )
+        or Expectation(outcome=Outcome.UNOBSERVABLE)
     )
     scen_reason = Reason(
         rule=f"scenario:{scenario.id}",
@@ -342,7 +452,8 @@ def expect(
 
     ok, reason = cudnn_reason(stack, variant, kb)
     check = kb.cudnn_check(stack.framework)
-    stage = check.stage(evidence) if check else None
+    at = Evidence.CPU if evidence is Evidence.DRIVER else evidence  # no GPU either way
+    stage = check.stage(at) if check else None
     if ok:
         passed.append(reason)
     elif stage is None:
@@ -350,7 +461,17 @@ def expect(
     else:
         fail = Expectation(outcome=Outcome.FAIL, signature="cudnn_version_mismatch", stage=stage)
         fails.append((fail, reason))
-    if driver.version is not None:
+    if placed != NO_DRIVER:
+        gate, reason = placed_reason(stack.cuda, placed, kb)
+        if gate is None:
+            passed.append(reason)
+        else:
+            fails.append((gate, reason))
+    elif driver.version is not None:
+        refused = toolkit_reason(stack, variant, driver.version, kb)
+        if refused is not None:
+            start = Expectation(outcome=Outcome.FAIL, signature="driver_too_old", stage=Stage.START)
+            fails.append((start, refused))
         ok, reason = driver_reason(stack.cuda, driver.version, kb)
         if ok:
             passed.append(reason)

@@ -8,11 +8,10 @@ import re
 from collections.abc import Iterator
 
 from harness import proc
-from harness.errors import ConfigError
+from harness.drivers import driver_version, is_driver_version
 from harness.model import DriverTarget, Gpu, Machine, Where
 
 NVML_SUCCESS = 0
-_DRIVER_RE = re.compile(r"^\d+(\.\d+)+$")
 
 
 def _nvml_driver() -> str | None:
@@ -41,7 +40,7 @@ def _smi_driver() -> str | None:
     if res.returncode != 0:
         return None
     lines = [ln.strip() for ln in res.stdout.splitlines() if ln.strip()]
-    return lines[0] if lines and _DRIVER_RE.match(lines[0]) else None
+    return lines[0] if lines and is_driver_version(lines[0]) else None
 
 
 def detect_driver() -> DriverTarget:
@@ -135,22 +134,12 @@ def machine() -> Machine:
     return Machine.of(detect_driver().version, detect_gpus())
 
 
-FLAG_DRIVER_RE = re.compile(r"\d+(\.\d+){1,3}")
-
-
 def resolve_driver(flag: str | None, profile_driver: str | None, where: Where) -> DriverTarget:
     """--driver, else the host's (NVML / nvidia-smi), else the profile's, else none."""
     if flag is not None:
         if flag == "none":
             return DriverTarget(version=None, origin="flag")
-        if not FLAG_DRIVER_RE.fullmatch(flag):
-            raise ConfigError(
-                f"bad --driver {flag!r}",
-                where=where,
-                help="give a Linux driver version as nvidia-smi prints it (e.g. 535.104.05), "
-                "or 'none' for a machine without a GPU",
-            )
-        return DriverTarget(version=flag, origin="flag")
+        return DriverTarget(version=driver_version(flag, where, "--driver"), origin="flag")
     found = detect_driver()
     if found.version is not None:
         return found

@@ -14,11 +14,15 @@ from typing import Any
 
 from harness import compat, faults
 from harness.compat import Knowledge
+from harness.drivers import DRIVER_HELP, DRIVER_LOCK, driver_version, is_driver_version
 from harness.errors import ConfigError, HarnessError, choice_help
 from harness.loader import Doc
 from harness.model import (
+    NO_DRIVER,
+    STUB_DRIVER,
     Cell,
     DriverTarget,
+    Evidence,
     Plan,
     Removal,
     Scenario,
@@ -31,6 +35,7 @@ from harness.model import (
 from harness.schema import validate
 
 AXES = ("framework", "cuda", "cudnn", "python", "base")
+DEFAULT_DRIVER_SCENARIOS = ("baseline",)
 MATCH_KEYS = ("framework", "framework_version", "cuda", "cudnn", "python", "base")
 PINNED = "pinned"
 DEFAULT_PROFILE = "smoke"
@@ -62,6 +67,7 @@ class Profile:
     driver: str | None
     drop_incompatible: bool
     scenarios: tuple[str, ...] | None
+    driver_scenarios: tuple[str, ...]
     frameworks: tuple[tuple[str, tuple[str, ...]], ...] | None
     select: tuple[tuple[str, tuple[str, ...]], ...]
     include: tuple[tuple[Stack, Where], ...]
@@ -130,12 +136,16 @@ def _profile(doc: Doc, name: str, data: Mapping[str, Any]) -> Profile:
         for i, inc in enumerate(data.get("include", []))
     )
     scen = data.get("scenarios")
+    driver = data.get("driver")
+    if driver is not None and driver != "none":
+        driver_version(driver, doc.where((*path, "driver")), "profile driver")
     return Profile(
         name=name,
         description=str(data.get("description", "")).strip(),
-        driver=data.get("driver"),
+        driver=driver,
         drop_incompatible=bool(data.get("drop_incompatible", False)),
         scenarios=tuple(scen) if scen is not None else None,
+        driver_scenarios=tuple(data.get("driver_scenarios", DEFAULT_DRIVER_SCENARIOS)),
         frameworks=tuple(sorted((k, tuple(v)) for k, v in frameworks.items()))
         if frameworks is not None
         else None,
@@ -154,7 +164,10 @@ def parse_matrix(doc: Doc) -> Matrix:
         scenarios_dir=str(data.get("scenarios", "scenarios")),
         default_profile=str(data.get("default_profile", DEFAULT_PROFILE)),
         frameworks=tuple(sorted((k, tuple(v)) for k, v in axes["framework"].items())),
-        axes=tuple((a, tuple(axes[a])) for a in AXES if a != "framework"),
+        axes=(
+            *((a, tuple(axes[a])) for a in AXES if a != "framework"),
+            ("driver", tuple(str(d) for d in axes.get("driver", [NO_DRIVER]))),
+        ),
         constraints=tuple(
             Constraint(
                 id=c["id"],
@@ -170,6 +183,14 @@ def parse_matrix(doc: Doc) -> Matrix:
         profiles=tuple(_profile(doc, n, p or {}) for n, p in data["profiles"].items()),
         doc=doc,
     )
+    for i, value in enumerate(matrix.axis("driver")):
+        if value not in (NO_DRIVER, STUB_DRIVER) and not is_driver_version(value):
+            raise ConfigError(
+                f"bad driver {value!r} in axes.driver",
+                where=doc.where(("axes", "driver", i)),
+                help=f"'{NO_DRIVER}', '{STUB_DRIVER}' or a driver version from {DRIVER_LOCK}; "
+                + DRIVER_HELP,
+            )
     _check_profiles(matrix)
     return matrix
 
@@ -401,11 +422,15 @@ def expand(
     kb: Knowledge,
     scenarios: Mapping[str, Scenario],
     driver: DriverTarget,
+    *,
+    placeable: Sequence[str] | None = None,
 ) -> Plan:
-    """The plan: every cell of one profile with its expectation and the reason for it."""
+    """The plan: every cell of one profile with its expectation and the reason for it.
+    `placeable`: the drivers the driver lock can place in a run (None: no lock, unchecked)."""
     check_knowledge(m, kb)
     p = m.profile(profile)
     chosen = _scenarios(m, p, scenarios)
+    placed = _placed(m, p, placeable, scenarios)
     cands, removals = _run_filters(
         _candidates(m, p, kb), _builtin_filters(kb) + _user_filters(m), p
     )
@@ -424,28 +449,75 @@ def expand(
         variant = unique[stack].variant
         assert variant is not None  # the published-variant filter ran
         cells += _cells_of(stack, variant, chosen, driver, kb)
+        for value in placed:
+            on_driver = [scenarios[s] for s in p.driver_scenarios]
+            cells += _cells_of(stack, variant, on_driver, driver, kb, placed=value)
     _check_unique(cells, p)
     return Plan(profile=p.name, driver=driver, cells=tuple(cells), removals=tuple(removals))
 
 
+def _placed(
+    m: Matrix, p: Profile, placeable: Sequence[str] | None, scenarios: Mapping[str, Scenario]
+) -> tuple[str, ...]:
+    """The drivers this profile places in runs (select.driver, else axes.driver), checked
+    against the lock; 'none' is the plain cells, always there."""
+    chosen = dict(p.select).get("driver", m.axis("driver"))
+    out = tuple(
+        sorted(
+            (v for v in chosen if v != NO_DRIVER),
+            key=lambda v: (v != STUB_DRIVER, version_key(v) if v != STUB_DRIVER else ()),
+        )
+    )
+    for v in out:
+        if placeable is not None and v not in placeable:
+            i = m.axis("driver").index(v)
+            raise ConfigError(
+                f"driver {v} is not in {DRIVER_LOCK}, so no run can place it",
+                where=m.doc.where(("axes", "driver", i)),
+                help="placeable: "
+                + (", ".join(placeable) or f"none ({DRIVER_LOCK} is missing)")
+                + "; `harness drivers --lock` writes the lock",
+            )
+    for i, sid in enumerate(p.driver_scenarios if out else ()):
+        if sid not in scenarios:
+            raise ConfigError(
+                f"unknown scenario '{sid}'",
+                where=m.doc.where(("profiles", p.name, "driver_scenarios", i)),
+                help=choice_help(sid, scenarios, "scenarios"),
+            )
+    return out
+
+
+def cell_id(slug: str, scenario: str, placed: str = NO_DRIVER) -> str:
+    """`stack/scenario`, and `@driver` for a cell of the placed-driver axis."""
+    return f"{slug}/{scenario}" + ("" if placed == NO_DRIVER else f"@{placed}")
+
+
 def _cells_of(
-    stack: Stack, variant: Variant, chosen: Sequence[Scenario], driver: DriverTarget, kb: Knowledge
+    stack: Stack,
+    variant: Variant,
+    chosen: Sequence[Scenario],
+    driver: DriverTarget,
+    kb: Knowledge,
+    *,
+    placed: str = NO_DRIVER,
 ) -> list[Cell]:
     cells = []
     for scen in chosen:
         if stack.framework not in scen.frameworks:
             continue
         faults.resolve(scen.faults, stack)  # what a run could not apply is refused here
-        d = compat.expect(stack, scen, variant, driver, kb)
+        d = compat.expect(stack, scen, variant, driver, kb, placed=placed)
         cells.append(
             Cell(
-                id=f"{stack.slug}/{scen.id}",
+                id=cell_id(stack.slug, scen.id, placed),
                 stack=stack,
                 scenario=scen.id,
                 expected=d.expected,
-                evidence=driver.evidence,
+                evidence=driver.evidence if placed == NO_DRIVER else Evidence.DRIVER,
                 because=d.because,
                 checks=d.checks,
+                driver=placed,
             )
         )
     return cells

@@ -83,6 +83,7 @@ class Evidence(str, enum.Enum):
 class Stage(str, enum.Enum):
     """Probe stages, in the order a workload runs them."""
 
+    START = "start"  # the container runtime starting the container (nvidia-container-cli)
     IMPORT = "import"
     BUILD_INFO = "build_info"
     DEVICES = "devices"
@@ -297,6 +298,21 @@ class MemoryLimit:
     size: int  # bytes, > 0
 
 
+NO_DRIVER = "none"  # the placed-driver axis value that places nothing (the host's own, if any)
+STUB_DRIVER = "stub"
+DRIVER_MOUNT = "/faults/driver"  # where a Driver operation's files are mounted read-only
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Driver:
+    """Place NVIDIA's user-space driver of `version` (or the CUDA toolkit's stub libcuda) in the
+    run, as nvidia-container-cli places a host's driver: each versioned library, its SONAME
+    symlink and the loader cache. `links`: (file in the driver folder, SONAME link to it)."""
+
+    version: str  # a driver version from images/locks/drivers/debian-non-free.json, or 'stub'
+    links: tuple[tuple[str, str], ...]
+
+
 FaultOp = (
     Hide
     | Truncate
@@ -308,6 +324,7 @@ FaultOp = (
     | Preload
     | NoGpu
     | MemoryLimit
+    | Driver
 )
 
 
@@ -401,9 +418,10 @@ class Cell:
     evidence: Evidence
     because: Reason
     checks: tuple[Reason, ...] = ()
+    driver: str = NO_DRIVER  # the NVIDIA user-space driver placed in the run ('none': nothing)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id,
             "stack": self.stack.to_json(),
             "scenario": self.scenario,
@@ -412,6 +430,9 @@ class Cell:
             "because": self.because.to_json(),
             "checks": [c.to_json() for c in self.checks],
         }
+        if self.driver != NO_DRIVER:
+            out["driver"] = self.driver
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Cell:
@@ -423,6 +444,7 @@ class Cell:
             evidence=Evidence(data["evidence"]),
             because=Reason.from_json(data["because"]),
             checks=tuple(Reason.from_json(c) for c in data.get("checks", ())),
+            driver=str(data.get("driver", NO_DRIVER)),
         )
 
 
@@ -561,6 +583,8 @@ class CudaImage:
     os: str
     source: str
     cudnn: str | None = None
+    require_cuda: str | None = None  # the tag's NVIDIA_REQUIRE_CUDA
+    require_source: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -811,6 +835,7 @@ class RunResult:
     image: str
     error: str | None = None
     machine: Machine = Machine()
+    placed: str = NO_DRIVER  # the NVIDIA user-space driver placed in the run (Cell.driver)
 
     @property
     def verdict(self) -> str:
@@ -838,6 +863,7 @@ class RunResult:
             "seconds": round(self.seconds, 3),
             "image": self.image,
             "error": self.error,
+            "placed_driver": self.placed,
         }
 
     @classmethod
@@ -866,6 +892,7 @@ class RunResult:
             image=str(data.get("image", "")),
             error=data.get("error"),
             machine=Machine(driver=data.get("driver"), gpu=data.get("gpu")),
+            placed=str(data.get("placed_driver", NO_DRIVER)),
         )
 
 

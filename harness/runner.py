@@ -18,18 +18,23 @@ from pathlib import Path
 
 from harness.backends import Backend, NotRunnableHere, PrepareFailed, Target
 from harness.console import Console
+from harness.drivers import driver_op
 from harness.errors import HarnessError
 from harness.events import parse
 from harness.faults import resolve
 from harness.journal import append, finished
 from harness.lock import LockError, WheelCache, extract
 from harness.model import (
+    DRIVER_MOUNT,
+    NO_DRIVER,
     Cell,
+    Driver,
     Expectation,
     FaultOp,
     Finished,
     Machine,
     Mount,
+    NoGpu,
     Observed,
     Outcome,
     Plan,
@@ -90,6 +95,16 @@ class Work:
 
 
 Identity = Callable[[Stack], "str | None"]
+DriverFolder = Callable[[str], Path]  # a placed driver's folder (fetched on first use)
+
+
+def cell_ops(cell: Cell, scenarios: Mapping[str, Scenario]) -> tuple[FaultOp, ...]:
+    """The scenario's operations on this stack, then, for a cell of the placed-driver axis, no
+    GPU and NVIDIA's user-space driver placed as the container toolkit places a host's."""
+    ops = resolve(scenarios[cell.scenario].faults, cell.stack)
+    if cell.driver == NO_DRIVER:
+        return ops
+    return (*ops, NoGpu(), driver_op(cell.driver))
 
 
 def work(
@@ -112,7 +127,7 @@ def work(
             ]
             continue
         for cell in cells:
-            ops = resolve(scenarios[cell.scenario].faults, stack)
+            ops = cell_ops(cell, scenarios)
             key = cell_key(cell, ident, ops, plan.driver.to_json(), catalog) if ident else None
             hit = key is not None and done.get(cell.id) == key and not force
             out.append(Work(cell=cell, ops=ops, key=key, action="cached" if hit else "run"))
@@ -128,12 +143,25 @@ def mount_points(ops: Sequence[FaultOp], first: int = 0) -> tuple[tuple[WheelMem
     return tuple((m, f"{FAULT_MOUNTS}/{i}") for i, m in enumerate(members, first))
 
 
-def spec_for(ops: tuple[FaultOp, ...], target: Target, wheels: WheelCache, *, gpu: bool) -> RunSpec:
-    """A run on a target: the probe, and each other wheel's file the operations need, mounted."""
+def spec_for(
+    ops: tuple[FaultOp, ...],
+    target: Target,
+    wheels: WheelCache,
+    *,
+    gpu: bool,
+    drivers: DriverFolder | None = None,
+) -> RunSpec:
+    """A run on a target: the probe, each other wheel's file the operations need, and a placed
+    driver's folder, mounted read-only."""
     argv = ("python", f"{PROBE_MOUNT}/stageprobe.py", target.stack.framework)
     sources = mount_points(ops)
     mounts = [Mount(PROBE_DIR, PROBE_MOUNT)]
     mounts += [Mount(extract(wheels, target.lock, m.pin, m.member), t) for m, t in sources]
+    for op in ops:
+        if isinstance(op, Driver):
+            if drivers is None:
+                raise HarnessError(f"driver {op.version}: no driver lock to fetch it from")
+            mounts.append(Mount(drivers(op.version), DRIVER_MOUNT))
     return RunSpec(argv=argv, ops=ops, mounts=tuple(mounts), sources=sources, gpu=gpu)
 
 
@@ -232,6 +260,7 @@ class Loop:
     catalog: Catalog
     console: Console
     wheels: WheelCache
+    drivers: DriverFolder | None = None  # where a placed driver's files come from
     machine: Machine = field(default_factory=Machine)
     force: bool = False
     keep: Callable[[ProbeRun], None] | None = None  # sees each probe run (reproduce prints it)
@@ -281,7 +310,8 @@ def _run_cell(loop: Loop, w: Work, key: str, target: Target, *, gpu: bool) -> Ru
     t, started = time.monotonic(), _now()
     status, observed, error = Status.ERRORED, None, None
     try:
-        run = probe_run(loop.backend, spec_for(w.ops, target, loop.wheels, gpu=gpu), target)
+        spec = spec_for(w.ops, target, loop.wheels, gpu=gpu, drivers=loop.drivers)
+        run = probe_run(loop.backend, spec, target)
         if loop.keep is not None:
             loop.keep(run)
         status, observed = observe(run, loop.catalog)
@@ -347,6 +377,7 @@ def _record(
         image=image,
         error=error,
         machine=loop.machine,
+        placed=cell.driver,
     )
     append(loop.results, result.to_json())
     word = "DRIFT" if result.drift else "ok"

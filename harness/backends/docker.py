@@ -22,6 +22,8 @@ from harness.backends.engine import Engine
 from harness.backends.images import Builder
 from harness.faults import ENV_NAME
 from harness.model import (
+    DRIVER_MOUNT,
+    Driver,
     FaultOp,
     Finished,
     Hide,
@@ -44,6 +46,7 @@ DROP = "setpriv --reuid=1000 --regid=1000 --init-groups --inh-caps=-all --boundi
 PIDS_LIMIT = 4096
 _WILDCARD = re.compile(r"([*?])")
 NO_GPU_ENV = (("CUDA_VISIBLE_DEVICES", ""), ("NVIDIA_VISIBLE_DEVICES", "void"))
+DRIVER_DIR = "/usr/lib/x86_64-linux-gnu"  # where nvidia-container-cli puts a host's driver
 
 
 # ---------------------------------------------------------------- rendering (pure)
@@ -73,6 +76,13 @@ def setup_line(op: FaultOp, spec: RunSpec) -> str | None:
         return f"rm -rf -- {q(op.path)} && cp -R -- {src} {q(op.path)}"
     if isinstance(op, Overwrite):
         return f"rm -rf -- {q(op.path)} && printf %s {q(op.text)} > {q(op.path)}"
+    if isinstance(op, Driver):  # as nvidia-container-cli: the files, SONAME links, ldconfig
+        steps = [
+            f"cp -- {q(f'{DRIVER_MOUNT}/{name}')} {q(f'{DRIVER_DIR}/{name}')}"
+            + ("" if link == name else f" && ln -sf -- {q(name)} {q(f'{DRIVER_DIR}/{link}')}")
+            for name, link in op.links
+        ]
+        return " && ".join([f"mkdir -p {q(DRIVER_DIR)}", *steps, "/sbin/ldconfig"])
     return None
 
 

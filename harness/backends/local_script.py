@@ -20,6 +20,8 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.faults import VENV, site
 from harness.model import (
+    DRIVER_MOUNT,
+    Driver,
     FaultOp,
     Hide,
     Mount,
@@ -195,6 +197,10 @@ def probe_env(
             first = host_path(src, table) or src
             rest = values.get(op.var, base.get(op.var, ""))
             values[op.var] = f"{first}:{rest}" if rest else first
+        elif isinstance(op, Driver):  # its private folder, first on the loader path
+            first = host_path(DRIVER_MOUNT, table) or DRIVER_MOUNT
+            rest = values.get("LD_LIBRARY_PATH", base.get("LD_LIBRARY_PATH", ""))
+            values["LD_LIBRARY_PATH"] = f"{first}:{rest}" if rest else first
     for name in unset:  # as in Docker: unset wins over the spec's own values
         values.pop(name, None)
     if not spec.sees_gpu:  # Docker gives such a run no device at all; here the host's are hidden

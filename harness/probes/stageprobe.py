@@ -43,7 +43,11 @@ _LIBS = re.compile(
 
 
 class Skip(Exception):
-    """The stage cannot run here (e.g. no device)."""
+    """The stage cannot run here (e.g. no device); `details` says what was found instead."""
+
+    def __init__(self, why, details=None):
+        super().__init__(why)
+        self.details = details or {}
 
 
 def emit(**fields):
@@ -64,6 +68,72 @@ def loaded_libraries():
     except OSError:
         pass
     return dict(sorted(found.items()))
+
+
+# ---------------------------------------------------------------- the driver gate (ctypes)
+
+
+def _cudart_path():
+    for name, path in loaded_libraries().items():
+        if name.startswith("libcudart.so"):
+            return path
+    for entry in sys.path:  # not loaded yet: the wheel's copy (cu12: cuda_runtime, cu13: cu13)
+        for sub in ("cuda_runtime", "cu13"):
+            lib = os.path.join(entry, "nvidia", sub, "lib")
+            if os.path.isdir(lib):
+                for f in sorted(os.listdir(lib)):
+                    if re.match(r"libcudart\.so\.\d+$", f):
+                        return os.path.join(lib, f)
+    return None
+
+
+def driver_gate():
+    """The CUDA runtime's own check of the driver, through the libcudart the framework ships:
+    cudaGetDeviceCount's code (34 stub, 35 driver too old or absent, 100 no device: the version
+    gate passed), the driver API version the loaded libcuda reports, and which files they are."""
+    gate = {"libcuda": None, "driver_api": None, "cudart": _cudart_path(), "runtime": None}
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError as exc:
+        gate["libcuda_error"] = str(exc)
+    else:
+        v = ctypes.c_int(0)
+        gate["libcuda_init"] = cuda.cuDriverGetVersion(ctypes.byref(v))
+        gate["driver_api"] = v.value or None
+        gate["libcuda"] = loaded_libraries().get("libcuda.so.1") or next(
+            (p for n, p in loaded_libraries().items() if n.startswith("libcuda.so")), "libcuda.so.1"
+        )
+    if gate["cudart"] is None:
+        return gate
+    rt = ctypes.CDLL(gate["cudart"])
+    v, n = ctypes.c_int(0), ctypes.c_int(0)
+    if rt.cudaRuntimeGetVersion(ctypes.byref(v)) == 0:
+        gate["runtime"] = v.value
+    code = rt.cudaGetDeviceCount(ctypes.byref(n))
+    rt.cudaGetErrorName.restype = rt.cudaGetErrorString.restype = ctypes.c_char_p
+    gate["code"] = code
+    gate["name"] = (rt.cudaGetErrorName(code) or b"").decode()
+    gate["message"] = (rt.cudaGetErrorString(code) or b"").decode()
+    return gate
+
+
+def gate_line(gate):
+    return (
+        f"cudaGetDeviceCount returned {gate.get('code')} ({gate.get('name')}: "
+        f"{gate.get('message')}): CUDA runtime {gate.get('runtime')} ({gate.get('cudart')}), "
+        f"driver API {gate.get('driver_api')} ({gate.get('libcuda')})"
+    )
+
+
+def no_device(gate, own_error=None):
+    """Without a device: a driver that refused the runtime is the failure (the framework's own
+    words first, when it has any); with no driver at all, or one that passed the version gate
+    and then found no device, the GPU stages are skipped."""
+    if gate["libcuda"] is not None and gate.get("code") not in (None, 0, 100):
+        raise RuntimeError(f"{own_error}\n{gate_line(gate)}" if own_error else gate_line(gate))
+    if gate["libcuda"] is not None:
+        raise Skip(f"no device (the driver passed the version gate: {gate_line(gate)})", gate)
+    raise Skip("no device", gate)
 
 
 # ---------------------------------------------------------------- cuDNN C API (ctypes)
@@ -175,6 +245,15 @@ def torch_devices(ctx):
     count = torch.cuda.device_count()
     ctx["device"] = count > 0 and torch.cuda.is_available()
     info = {"count": count, "available": bool(ctx["device"])}
+    if not ctx["device"]:
+        gate = driver_gate()
+        own = None
+        if gate["libcuda"] is not None and gate.get("code") not in (None, 0, 100):
+            try:
+                torch.cuda.init()  # torch's own words for what the driver said
+            except Exception as exc:
+                own = f"{type(exc).__name__}: {exc}"
+        no_device(gate, own)
     if ctx["device"]:
         info["names"] = [torch.cuda.get_device_name(i) for i in range(count)]
         info["capability"] = [list(torch.cuda.get_device_capability(i)) for i in range(count)]
@@ -319,6 +398,8 @@ def tf_devices(ctx):
     gpus = tf.config.list_physical_devices("GPU")
     ctx["device"] = bool(gpus)
     info = {"count": len(gpus), "available": bool(gpus), "names": [g.name for g in gpus]}
+    if not gpus:  # TF's own log says only "no device" (cuInit first): ask the runtime it ships
+        no_device(driver_gate())
     for g in gpus:
         tf.config.experimental.set_memory_growth(g, True)
     if gpus:
@@ -476,7 +557,7 @@ def main(argv):
                 ok=True,
                 skipped=str(why),
                 seconds=round(time.monotonic() - start, 4),
-                details={},
+                details=why.details,
                 error=None,
             )
         except BaseException as exc:  # the failure is the result: report it, then stop

@@ -58,7 +58,11 @@ def test_smoke_is_the_default_and_runs_without_a_gpu(
     assert data["driver"] == "none"
     cells = data["cells"]
     assert {c["stack"]["framework"] for c in cells} == {"torch", "tensorflow"}
-    assert all(c["evidence"] == "cpu" for c in cells)
+    # plain cells at cpu evidence; the placed-driver axis (baseline x each locked driver) at driver
+    assert all(c["evidence"] == ("driver" if "driver" in c else "cpu") for c in cells)
+    placed = {c["driver"] for c in cells if "driver" in c}
+    assert placed == {"stub", "470.256.02", "535.261.03", "550.163.01"}
+    assert all(c["id"].endswith(f"@{c['driver']}") for c in cells if "driver" in c)
     for c in cells:
         assert set(c) >= {"id", "stack", "scenario", "expected", "evidence", "because"}
         assert set(c["stack"]) == {
@@ -73,7 +77,7 @@ def test_smoke_is_the_default_and_runs_without_a_gpu(
         assert c["because"]["source"]
     assert {c["scenario"] for c in cells} >= {"baseline", "missing-cudnn", "corrupt-library"}
     # The older cuDNN stack: torch checks the runtime cuDNN against its build even without a GPU.
-    base = [c for c in cells if c["scenario"] == "baseline"]
+    base = [c for c in cells if c["scenario"] == "baseline" and "driver" not in c]
     older = [c for c in base if c["stack"]["cudnn"] == "9.13.0.50"]
     assert older, "smoke has a torch stack with an older cuDNN to mismatch against"
     for c in older:
@@ -245,4 +249,4 @@ def test_driver_from_the_host_when_no_flag(
     )
     data = plan_json([], capsys, monkeypatch)
     assert data["driver"] == "535.104.05"
-    assert all(c["evidence"] == "gpu" for c in data["cells"])
+    assert all(c["evidence"] == ("driver" if "driver" in c else "gpu") for c in data["cells"])
