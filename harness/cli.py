@@ -54,7 +54,7 @@ class Loaded:
     root: Path  # the folder of matrix.yaml
     scenarios: dict[str, Scenario]
     catalog: Catalog
-    drivers: DriverLock | None = None  # images/locks/drivers/debian-non-free.json: what runs can place
+    drivers: DriverLock | None = None  # the driver lock: what runs can place
 
 
 def load(

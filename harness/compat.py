@@ -268,9 +268,7 @@ def read_knowledge_docs() -> dict[str, Doc]:
 
 
 def _holds(left: str, op: str, right: str) -> bool:
-    a, b = version_key(left), version_key(right)
-    n = max(len(a), len(b))
-    a, b = a + (0,) * (n - len(a)), b + (0,) * (n - len(b))
+    a, b = version_key(left), version_key(right)  # PEP 440: 12.4 == 12.4.0
     return {
         "=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
     }[op]  # fmt: skip

@@ -33,7 +33,7 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys([ROOT_INIT, "model", "probes", "probes.*"], 0),  # values; __version__
     "errors": 1,  # HarnessError tree over model.Where
     "loader": 2,  # reads YAML with positions
-    **dict.fromkeys(["schema", "compat", "faults", "drivers"], 3),  # validated and cited tables; fault ops
+    **dict.fromkeys(["schema", "compat", "faults", "drivers"], 3),  # cited tables; fault ops
     **dict.fromkeys(["matrix", "scenarios", "signatures", "render", "events"], 4),  # pure logic
     **dict.fromkeys(["plan", "select", "diagnose"], 5),  # pure, over the plan and signatures
     "args": 6,  # the command line's shape

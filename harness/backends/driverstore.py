@@ -5,8 +5,8 @@
 symlink nvidia-container-cli would make (libcuda.so.1). The .deb is fetched with Debian's own
 `apt-get download` under a private apt configuration (non-free enabled for that fetch only; the
 host's sources are never read or changed), checked against the sha256 pinned in
-images/locks/drivers/debian-non-free.json, and unpacked in Python (ar + tar: only the locked members). Without
-apt-get the same pool file is read over HTTP and checked the same way.
+images/locks/drivers/debian-non-free.json, and unpacked in Python (ar + tar: only the locked
+members). Without apt-get the same pool file is read over HTTP and checked the same way.
 
 `lock_drivers` writes that lock: apt-cache's record of each wanted package (pool path, size,
 sha256), and the CUDA driver API version the unpacked libcuda itself reports (cuDriverGetVersion
@@ -25,7 +25,7 @@ import tempfile
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from harness import proc
 from harness.drivers import DebPackage, DriverLock, LockedDriver, parse_driver_lock
@@ -303,7 +303,7 @@ def lock_drivers(dest: Path, cache: Path) -> DriverLock:
     try:
         apt = _Apt(scratch / "apt", [s for _, pkgs in WANTED for _, _, s, _ in pkgs])
         apt("apt-get", "-q", "update")
-        rows = []
+        rows: list[dict[str, Any]] = []
         for driver, pkgs in WANTED:
             packages = []
             for package, version, suite, members in pkgs:
