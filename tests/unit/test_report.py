@@ -226,7 +226,8 @@ def test_step_summary_is_appended_and_golden(shards: list[Path], tmp_path: Path)
 def test_no_step_summary_without_the_variable(shards: list[Path], tmp_path: Path) -> None:
     summary = report(shards, tmp_path / "out")
     assert {p.parent for p in summary.paths} == {tmp_path / "out"}
-    names = {"COMPATIBILITY.md", "SIGNATURES.md", "index.html", "results.csv", "junit.xml"}
+    names = {"COMPATIBILITY.md", "FAULTS.md", "SIGNATURES.md", "index.html", "results.csv"}
+    names |= {"junit.xml"}
     assert {p.name for p in summary.paths} == {*names, "DIFF.md", "report.json"}
 
 
@@ -334,7 +335,9 @@ def test_a_lone_shard_is_partial(tmp_path: Path) -> None:
     first = sharded(tmp_path, every_cell_finished())[0]
     summary = report([first], tmp_path / "out")
     assert (summary.partial, summary.finished, summary.planned) == (True, 6, 6)
-    expected = "PARTIAL: 6 of 6 cells have results (smoke: shard 2/2 not in these results)"
+    expected = (
+        "PARTIAL: shard 1 of 2: 6 of 6 cells have results (smoke: shard 2/2 not in these results)"
+    )
     assert expected + "\n" in summary.text()
     text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
     assert f"- **completeness**: {expected}\n" in text
@@ -400,7 +403,9 @@ def test_a_plan_alone_predicts_every_cell(tmp_path: Path) -> None:
     assert (summary.partial, summary.finished, summary.counts.predicted) == (True, 0, 9)
     text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
     assert "- **newest result**: no results\n" in text
-    assert "[fail: cudnn_missing @ import](" in text
+    assert "| ❔ pass P |" in text
+    faults = (tmp_path / "out" / "FAULTS.md").read_text(encoding="utf-8")
+    assert "| ❔ fail: cudnn_missing @ import P | fail: cudnn_missing @ import |" in faults
 
 
 @pytest.mark.parametrize(
@@ -450,30 +455,32 @@ def test_html_escapes_everything_from_the_data(shards: list[Path], tmp_path: Pat
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; gone" in page
     assert "<script>alert" not in page
     assert "engine &lt;gone&gt; &amp; out" in page  # an errored cell shows its exception
-    assert page.count("<script>") == 1  # the filters, nothing else
+    assert page.count("<script>") == 1  # the page's own script, nothing else
+    assert page.count("</script>") == 2  # that one and the JSON data's
+    data = re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)
+    assert data and "\\u003cscript>alert(1)\\u003c/script>" in data.group(1)
 
 
 def test_html_is_self_contained_with_an_anchor_per_cell(shards: list[Path], tmp_path: Path) -> None:
     report(shards, tmp_path / "out")
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
-    assert "<link" not in page
+    assert "<link" not in page and "<img" not in page  # the grid is HTML, not a picture
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
     ids = re.findall(r'<tr id="([^"]+)"', page)
     assert sorted(ids) == sorted(csv_rows(tmp_path / "out"))
-    png = re.search(r'src="data:image/png;base64,([^"]+)"', page)
-    assert png and base64.b64decode(png.group(1)).startswith(b"\x89PNG\r\n\x1a\n")
-    for attr in ("data-fw", "data-sig", "data-k"):
+    assert len(re.findall(r'<button type="button" class="c k-', page)) == len(ids)
+    for attr in ("data-fw", "data-stack", "data-sc", "data-sig", "data-k", "data-lvl"):
         assert f'{attr}="' in page
     assert '<option value="cudnn_missing">cudnn_missing: cuDNN library not found</option>' in page
+    assert '<output id="shown">9 of 9 shown</output>' in page
 
 
-def test_markdown_links_point_at_the_html_anchors(shards: list[Path], tmp_path: Path) -> None:
+def test_markdown_has_no_links_into_the_page(shards: list[Path], tmp_path: Path) -> None:
+    """GitHub shows index.html as source: the Markdown links only Markdown."""
     report(shards, tmp_path / "out")
-    md = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
-    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
-    targets = set(re.findall(r"\(index\.html#([^)]+)\)", md))
-    assert len(targets) == 9
-    assert all(f'<tr id="{t}"' in page for t in targets)
+    for name in ("COMPATIBILITY.md", "FAULTS.md", "SIGNATURES.md"):
+        assert "index.html#" not in (tmp_path / "out" / name).read_text(encoding="utf-8"), name
 
 
 # ---------------------------------------------------------------- JUnit and CSV
@@ -484,13 +491,20 @@ def test_junit_one_testcase_per_cell(shards: list[Path], tmp_path: Path) -> None
     root = ET.parse(tmp_path / "out" / "junit.xml").getroot()
     cases = root.findall("./testsuite/testcase")
     assert len(cases) == 9
-    kinds = {(c.get("classname"), c.get("name")): [e.tag for e in c] for c in cases}
-    assert kinds[(T1, "missing-cudnn")] == []  # failed as expected: a pass
-    assert kinds[(T1, "cudnn-older-runtime")] == ["failure"]  # drift
-    assert kinds[(T2, "cudnn-older-runtime")] == ["failure"]  # timeout
-    assert kinds[(TF, "baseline")] == ["error"]
-    assert kinds[(T2, "missing-cudnn")] == ["skipped"]  # interrupted
-    assert kinds[(TF, "cudnn-older-runtime")] == ["skipped"]  # not run
+    kinds = {
+        (c.get("classname"), c.get("name")): [e.tag for e in c if e.tag != "properties"]
+        for c in cases
+    }
+    t1, t2, tf = (f"{s.split('-', 1)[0]}.{s.replace('.', '_')}" for s in (T1, T2, TF))
+    assert {c.get("classname") for c in cases} == {t1, t2, tf}  # one dot: framework.stack
+    assert kinds[(t1, "missing-cudnn")] == ["system-out"]  # failed as expected: a pass
+    assert kinds[(t1, "cudnn-older-runtime")] == ["failure"]  # drift
+    assert kinds[(t2, "cudnn-older-runtime")] == ["failure"]  # timeout
+    assert kinds[(tf, "baseline")] == ["error"]
+    assert kinds[(t2, "missing-cudnn")] == ["skipped"]  # interrupted
+    assert kinds[(tf, "cudnn-older-runtime")] == ["skipped"]  # not run
+    props = {p.get("name"): p.get("value") for p in cases[0].iter("property")}
+    assert set(props) >= {"driver", "gpu", "image", "evidence", "backend"}
     suite = root.find("testsuite")
     assert suite is not None
     assert [suite.get(a) for a in ("tests", "failures", "errors", "skipped")] == [
@@ -499,12 +513,16 @@ def test_junit_one_testcase_per_cell(shards: list[Path], tmp_path: Path) -> None
         "1",
         "2",
     ]
-    drift = next(c for c in cases if (c.get("classname"), c.get("name")) == (TF, "missing-cudnn"))
+    drift = next(c for c in cases if (c.get("classname"), c.get("name")) == (tf, "missing-cudnn"))
     failure = drift.find("failure")
     assert failure is not None
     assert failure.get("message") == (
         "expected fail: cudnn_missing @ import, observed fail: cuda_runtime_missing @ import "
         "(exit code 1)"
+    )
+    assert failure.text == (
+        "decisive line: ImportError: libcudart.so.12: cannot open shared object file | No such "
+        f"file\nreproduce: nox -s reproduce -- {TF}/missing-cudnn"
     )
 
 
@@ -519,7 +537,7 @@ def test_junit_survives_control_characters(tmp_path: Path) -> None:
     report([journal(tmp_path / "r", [rec])], tmp_path / "out")
     failure = ET.parse(tmp_path / "out" / "junit.xml").getroot().find(".//failure")
     assert failure is not None and failure.text is not None
-    assert failure.text == "boom <&> \ufffd end"
+    assert failure.text.startswith("decisive line: boom <&>  end\nreproduce: ")
 
 
 def test_csv_has_one_row_per_cell_and_the_columns(shards: list[Path], tmp_path: Path) -> None:
