@@ -45,9 +45,9 @@ _PROPERTIES |= {"backend": "backend", "driver": "host_driver"}
 def csv_text(frame: pd.DataFrame) -> str:
     table = frame[list(_CSV)].rename(columns=_CSV)
     for col in table.columns:
-        if table[col].dtype == object:
+        if pd.api.types.is_string_dtype(table[col]) or table[col].dtype == object:
             values = table[col].unique().tolist()
-            table[col] = table[col].map({v: csv_field(v) for v in values})
+            table[col] = table[col].map({v: csv_field(v) if isinstance(v, str) else v for v in values})
     return str(table.to_csv(index=False, lineterminator="\n"))
 
 
