@@ -47,7 +47,9 @@ def csv_text(frame: pd.DataFrame) -> str:
     for col in table.columns:
         if pd.api.types.is_string_dtype(table[col]) or table[col].dtype == object:
             values = table[col].unique().tolist()
-            table[col] = table[col].map({v: csv_field(v) if isinstance(v, str) else v for v in values})
+            table[col] = table[col].map(
+                {v: csv_field(v) if isinstance(v, str) else v for v in values}
+            )
     return str(table.to_csv(index=False, lineterminator="\n"))
 
 
@@ -90,7 +92,8 @@ def _child(row: dict[str, str]) -> tuple[str, str, str]:
     return "", "", ""
 
 
-_FIELDS = ("cell", "framework", "stack", "scenario", "klass", "expected", "verdict", "obs_line")
+_FIELDS: tuple[str, ...] = ("cell", "framework", "stack", "scenario", "klass", "expected")
+_FIELDS += ("verdict", "obs_line")
 _FIELDS += ("error", "backend", "because", *_PROPERTIES)
 
 

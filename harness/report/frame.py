@@ -41,8 +41,8 @@ LEVELS = {
     Evidence.DRIVER.value: "driver-verified",
     Evidence.GPU.value: "gpu-verified",
 }
-LEVEL_ORDER = (PREDICTED, "driver-verified", "cpu-verified", "gpu-verified", NOT_OBSERVABLE)
-LEVEL_ORDER += ("unverified",)
+LEVEL_ORDER: tuple[str, ...] = (PREDICTED, "driver-verified", "cpu-verified", "gpu-verified")
+LEVEL_ORDER += (NOT_OBSERVABLE, "unverified")
 # The frame's status column holds Status values (str); `isin` wants the plain strings.
 FINAL = tuple(s.value for s in Status if s.final)
 _PASSED, _FAILED = Status.PASSED.value, Status.FAILED.value
@@ -83,8 +83,8 @@ _TEXT = (
     "obs_line", "obs_fingerprint", "driver", "gpu", "secondary", "target", "because",
 )  # fmt: skip
 _COLUMNS = (*_TEXT, "drift", "seconds", "obs_exit", "obs_signal")
-_PLANNED = ("cell", "stack", "scenario", "evidence", "exp_outcome", "exp_signature", "exp_stage")
-_PLANNED += ("target", "because")
+_PLANNED: tuple[str, ...] = ("cell", "stack", "scenario", "evidence", "exp_outcome")
+_PLANNED += ("exp_signature", "exp_stage", "target", "because")
 _NOT_OBSERVED = ("", "", "", "", "")
 
 

@@ -35,7 +35,7 @@ KLASSES: dict[str, tuple[str, str, str]] = {
     "timeout": ("timeout", "#E69F00", "T"),
     "errored": ("harness error", "#CC79A7", "E"),
     "interrupted": ("interrupted", "#999999", "‖"),
-    UNOBSERVABLE: (NOT_OBSERVABLE, "#E8E8E8", "–"),
+    UNOBSERVABLE: (NOT_OBSERVABLE, "#E8E8E8", "\N{EN DASH}"),
     PREDICTED: ("predicted", "#FFFFFF", "?"),
 }
 LINE_CUT = 300  # characters of a decisive line or error shown in the table (the CSV has all)
@@ -110,7 +110,9 @@ function add(list, name, value, tag) {
   dt.textContent = name;
   if (Array.isArray(value)) {
     const ol = document.createElement("ol");
-    for (const v of value) { const li = document.createElement("li"); li.textContent = v; ol.append(li); }
+    for (const v of value) {
+      const li = document.createElement("li"); li.textContent = v; ol.append(li);
+    }
     dd.append(ol);
   } else if (tag) {
     const el = document.createElement(tag); el.textContent = value; dd.append(el);

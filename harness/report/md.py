@@ -51,7 +51,7 @@ GLYPH = {
     "timeout": "⏱️",
     "errored": "💥",
     "interrupted": "⏸️",
-    UNOBSERVABLE: "➖",
+    UNOBSERVABLE: "\N{HEAVY MINUS SIGN}",
     PREDICTED: "❔",
 }
 LEVELS_LEGEND = (
@@ -63,7 +63,8 @@ LEVELS_LEGEND = (
 )
 GLYPH_LEGEND = (
     "✅ pass · ❌ failed · ⚠️ **drift** (differs from the expectation) · ⏱️ timeout · "
-    "💥 harness error · ⏸️ interrupted · ➖ not observable here · ❔ predicted (not run)."
+    "💥 harness error · ⏸️ interrupted · \N{HEAVY MINUS SIGN} not observable here · "
+    "❔ predicted (not run)."
 )
 _MD = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "\n": " ", "\r": " "})
 _SPAN = re.compile(r"(`+)(.+?)\1")
@@ -235,7 +236,7 @@ def faults(frame: pd.DataFrame, head: Header) -> str:
         "",
         "For each fault scenario, what each stack showed (the signature and the stage it "
         "surfaced at), how that was observed, and what the plan expected. Which stack works "
-        f"with which driver: [COMPATIBILITY.md](COMPATIBILITY.md); each signature's cause and "
+        "with which driver: [COMPATIBILITY.md](COMPATIBILITY.md); each signature's cause and "
         "fix: [SIGNATURES.md](SIGNATURES.md).",
         "",
         *_header_lines(head),
@@ -395,9 +396,7 @@ def _uncatalogued(cells: dict[str, Seen]) -> list[str]:
     if not cells:
         return []
     lines = ["## Observed but not in the catalog", ""]
-    lines += [
-        _cells_line(f"{code(sid, False)} in", found) for sid, found in sorted(cells.items())
-    ]
+    lines += [_cells_line(f"{code(sid, False)} in", found) for sid, found in sorted(cells.items())]
     return [*lines, ""]
 
 

@@ -83,9 +83,7 @@ def _joined(values: Iterable[str], default: str) -> str:
     return ", ".join(found) if found else default
 
 
-def header(
-    frame: pd.DataFrame, plans: Sequence[Plan], completeness: str, origin: Origin
-) -> Header:
+def header(frame: pd.DataFrame, plans: Sequence[Plan], completeness: str, origin: Origin) -> Header:
     ran = frame[frame["status"] != NOT_RUN]
     plan_driver = _joined((p.driver.to_json() for p in plans), "unknown")
     when = pd.to_datetime(ran["started"], utc=True, format="ISO8601", errors="coerce")

@@ -97,21 +97,21 @@ def chosen(
             "its journal",
             help="report these results without a selection, or run them again",
         )
-    cells = {c.id: c for p in plans for c in p.cells}
-    union = replace(plans[0], cells=tuple(cells.values()), shard=None, selectors=())
+    every = {c.id: c for p in plans for c in p.cells}
+    union = replace(plans[0], cells=tuple(every.values()), shard=None, selectors=())
     picked = choose(union)
     keep = {c.id for c in picked.cells}
     # A --shard of a whole plan is that shard (the report says "shard 1 of 2", and the other
     # shards are gaps); a shard of a shard is only a selection.
     out = []
-    for p in plans:
-        cells = tuple(c for c in p.cells if c.id in keep)
-        what = picked.selectors
-        if picked.shard and p.shard is None:
-            p = replace(p, shard=picked.shard)
+    for plan in plans:
+        cells = tuple(c for c in plan.cells if c.id in keep)
+        what, shard = picked.selectors, plan.shard
+        if picked.shard and shard is None:
+            shard = picked.shard
         elif picked.shard:
             what += (f"--shard {picked.shard[0]}/{picked.shard[1]}",)
-        out.append(replace(p, cells=cells, selectors=(*p.selectors, *what)))
+        out.append(replace(plan, cells=cells, shard=shard, selectors=(*plan.selectors, *what)))
     return out, [r for r in runs if r.cell in keep]
 
 

@@ -3,7 +3,6 @@ completeness, the diff between two reports, JUnit, the CI step summary."""
 
 from __future__ import annotations
 
-import base64
 import csv
 import io
 import json
@@ -685,14 +684,17 @@ def test_an_unobservable_fault_is_never_a_pass(tmp_path: Path) -> None:
     row = csv_rows(tmp_path / "out")[f"{T1}/baseline"]
     assert (row["verdict"], row["evidence_level"]) == ("not observable here", "not observable here")
     compat = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
-    assert "| ➖ not observable here N |" in compat and "✅" not in compat.split("## ")[-1]
+    assert (
+        "| \N{HEAVY MINUS SIGN} not observable here N |" in compat
+        and "✅" not in compat.split("## ")[-1]
+    )
     case = ET.parse(tmp_path / "out" / "junit.xml").getroot().find(".//testcase")
     assert case is not None and [e.tag for e in case][-1] == "skipped"
 
 
 # ---------------------------------------------------------------- hostile data
 
-HOSTILE = ("=HYPERLINK(\"https://x\",\"y\")", "+1+1", "@SUM(A1)", "-2", "\tx", "a\rb\x00\x07")
+HOSTILE = ('=HYPERLINK("https://x","y")', "+1+1", "@SUM(A1)", "-2", "\tx", "a\rb\x00\x07")
 
 
 def test_csv_fields_are_neutralised(tmp_path: Path) -> None:
@@ -712,7 +714,7 @@ def test_csv_fields_are_neutralised(tmp_path: Path) -> None:
     text = (tmp_path / "out" / "results.csv").read_text(encoding="utf-8")
     assert "\r" not in text and "\x00" not in text and "\x07" not in text
     lines = {r["cell"]: r["observed_decisive_line"] for r in csv_rows(tmp_path / "out").values()}
-    assert lines[f"{T1}/baseline"] == "'=HYPERLINK(\"https://x\",\"y\")"
+    assert lines[f"{T1}/baseline"] == '\'=HYPERLINK("https://x","y")'
     assert lines[f"{T1}/missing-cudnn"] == "'+1+1"
     assert lines[f"{T1}/cudnn-older-runtime"] == "'@SUM(A1)"
     assert lines[f"{T2}/baseline"] == "'-2"
@@ -756,13 +758,20 @@ def test_code_spans_are_escaped_for_where_they_stand() -> None:
 def test_signatures_md_pastes_commands_and_names_counts(tmp_path: Path) -> None:
     sig = replace(
         CATALOG[0],
-        fix=("Check with `ldconfig -p | grep libcuda`.", "`pip install nvidia-cudnn-cu12==<pinned>`"),
+        fix=(
+            "Check with `ldconfig -p | grep libcuda`.",
+            "`pip install nvidia-cudnn-cu12==<pinned>`",
+        ),
         sources=('https://x"><script>alert(1)</script>',),
     )
     records = [
-        result(f"{T1}/missing-cudnn", "failed", observed(Outcome.FAIL, "cudnn_missing", Stage.IMPORT))
+        result(
+            f"{T1}/missing-cudnn", "failed", observed(Outcome.FAIL, "cudnn_missing", Stage.IMPORT)
+        )
     ]
-    write_all([journal(tmp_path / "r", records)], tmp_path / "out", catalog=(sig, *CATALOG[1:]), env={})
+    write_all(
+        [journal(tmp_path / "r", records)], tmp_path / "out", catalog=(sig, *CATALOG[1:]), env={}
+    )
     text = (tmp_path / "out" / "SIGNATURES.md").read_text(encoding="utf-8")
     assert "`ldconfig -p | grep libcuda`" in text
     assert "<script>" not in text.replace('`https://x"><script>alert(1)</script>`', "")
