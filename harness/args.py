@@ -106,7 +106,7 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
     d.add_argument("--format", default="text", choices=["text", "json"])
     r = command(
         "report",
-        "journals -> COMPATIBILITY.md, SIGNATURES.md, HTML, CSV, JUnit",
+        "journals -> COMPATIBILITY.md, FAULTS.md, SIGNATURES.md, HTML, CSV, JUnit",
         _matrix,
         _select,
         _allow_drift,
@@ -117,7 +117,17 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
         metavar="DIR",
         help="a results folder (repeatable: shards merge; default: reports/results)",
     )
-    r.add_argument("--out", default="reports", metavar="DIR", help="where (default: reports)")
+    r.add_argument(
+        "--out",
+        default="reports",
+        metavar="DIR",
+        help="a folder to write into, made if missing (default: reports)",
+    )
+    r.add_argument(
+        "--allow-partial",
+        action="store_true",
+        help="exit 0, not 3, when the results do not cover the plan (a shard's own report)",
+    )
     o = command("doctor", "what on this machine will fail, before it does")
     o.add_argument("--matrix", default="matrix.yaml", metavar="PATH", help=argparse.SUPPRESS)
     o.add_argument(

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,9 +24,10 @@ from harness.backends import Backend
 
 if TYPE_CHECKING:
     from harness.backends.docker import DockerBackend
+    from harness.report.types import Origin
 from harness.backends.driverstore import DriverStore, read_driver_lock
 from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
-from harness.console import Console, human_bytes
+from harness.console import Console, human_bytes, on_github
 from harness.diagnose import checked_chunks, diagnosis, render_text, reproducers
 from harness.drivers import DRIVER_LOCK, DriverLock
 from harness.errors import ConfigError, HarnessError, choice_help
@@ -291,9 +293,32 @@ def catalog_of(matrix_path: str) -> Catalog:
     return read_catalog(folder / CATALOG, display=f"{folder}/{CATALOG}".removeprefix("./"))
 
 
+ANNOTATIONS = 50  # drift annotations at most (GitHub shows 10 per step anyway)
+PARTIAL_EXIT = 3  # the results do not cover the plan, or nothing finished at all
+
+
+def report_origin(matrix_path: str, env: Mapping[str, str]) -> Origin:
+    """The harness version, its git commit (GITHUB_SHA on GitHub; else `git rev-parse`) and the
+    digest of the matrix file the report was made against."""
+    from harness import __version__, proc
+    from harness.report.types import Origin
+
+    commit = env.get("GITHUB_SHA", "")[:12]
+    if not commit:
+        where = str(Path(matrix_path).resolve().parent)
+        done = proc.run(["git", "-C", where, "rev-parse", "--short=12", "HEAD"], timeout=10)
+        commit = done.stdout.strip() if done.returncode == 0 else ""
+    try:
+        digest = "sha256:" + hashlib.sha256(Path(matrix_path).read_bytes()).hexdigest()[:16]
+    except OSError:
+        digest = "unknown"
+    return Origin(version=__version__, commit=commit or "unknown", matrix=digest)
+
+
 def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    """Journals (shards merge) -> reports/. Exit 1 on drift unless --allow-drift."""
-    from harness.report import write_all  # pandas and matplotlib: only for this command
+    """Journals (shards merge) -> reports/. Exit 1 on drift unless --allow-drift; 3 when the
+    results do not cover the plan unless --allow-partial; 3 when no cell finished at all."""
+    from harness.report import write_all  # pandas: only for this command
 
     catalog = catalog_of(args.matrix)
     results = [Path(r) for r in (args.results or ["reports/results"])]
@@ -306,11 +331,34 @@ def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
             )
     narrow = args.shard or args.stack or args.cell
     choose = (lambda plan: selected(plan, args, argv)) if narrow else None
-    summary = write_all(
-        results, Path(args.out), catalog=catalog.signatures, env=os.environ, choose=choose
-    )
-    sys.stdout.write(summary.text())
-    return 1 if summary.drift and not args.allow_drift else 0
+    console = Console(sys.stdout, ci=on_github(os.environ))
+    with console.group("stackmatrix report"):
+        summary = write_all(
+            results,
+            Path(args.out),
+            catalog=catalog.signatures,
+            env=os.environ,
+            choose=choose,
+            origin=report_origin(args.matrix, os.environ),
+        )
+        sys.stdout.write(summary.text())
+    for cell, why in list(zip(summary.drift, summary.why, strict=False))[:ANNOTATIONS]:
+        console.annotate("error", f"{cell}: {why}", title="stackmatrix drift")
+    if summary.empty:
+        console.annotate("error", "no cell has a result", title="stackmatrix: empty run")
+        print("error: no cell has a result: an empty run is no evidence", file=sys.stderr)
+        return PARTIAL_EXIT
+    if summary.drift and not args.allow_drift:
+        return 1
+    if summary.partial and not args.allow_partial:
+        console.annotate("error", summary.completeness, title="stackmatrix: partial results")
+        print(
+            f"error: {summary.completeness}\n"
+            "help: report every shard together, or pass --allow-partial for a part on its own",
+            file=sys.stderr,
+        )
+        return PARTIAL_EXIT
+    return 0
 
 
 def cmd_doctor(args: argparse.Namespace, argv: Sequence[str]) -> int:

@@ -1,19 +1,26 @@
-"""The report's machine-readable files: results.csv (every column, one row per cell) and
-junit.xml (one testcase per cell: drift and timeouts fail, harness errors error, cells that did
-not finish or did not run are skipped). Pure."""
+"""The report's machine-readable files: results.csv (every column, one row per cell, each field
+cleaned and neutralised against formula injection) and junit.xml. Pure.
+
+JUnit: one testcase per cell, classname `<framework>.<stack slug, dots as _>` (CI tools split a
+classname at its dots into package and class), name = the scenario, properties (driver, gpu,
+image, evidence, backend). Drift and timeouts fail, with the decisive line and the reproduce
+command; harness errors error; a cell that failed as expected passes, its signature in
+system-out; cells that did not finish, did not run, or whose fault could not show here are
+skipped.
+"""
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
 
 import pandas as pd  # type: ignore[import-untyped]
 
-from harness.report.frame import PREDICTED
+from harness.report.frame import PREDICTED, UNOBSERVABLE, reproduce_command
+from harness.report.safe import cell_id_ok, csv_field
 
 # Characters XML 1.0 cannot hold at all, escaped or not. The frame already drops control
-# characters from log lines; this guards every field that reaches junit.xml.
+# characters; this guards every field that reaches junit.xml.
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -22,64 +29,105 @@ _CSV = {
     "status": "status", "verdict": "verdict", "drift": "drift", "level": "evidence_level",
     "evidence": "evidence", "exp_outcome": "expected_outcome",
     "exp_signature": "expected_signature", "exp_stage": "expected_stage",
+    "because": "expected_because",
     "obs_outcome": "observed_outcome", "obs_signature": "observed_signature",
     "obs_stage": "observed_stage", "obs_line": "observed_decisive_line",
     "obs_exit": "observed_exit_code", "obs_signal": "observed_signal",
     "obs_fingerprint": "observed_fingerprint",
     "secondary": "verdict_secondary", "backend": "backend", "seconds": "seconds",
-    "started": "started", "driver": "driver", "gpu": "gpu", "image": "image",
+    "started": "started", "target": "planned_driver", "driver": "driver", "gpu": "gpu",
+    "image": "image",
 }  # fmt: skip
+_PROPERTIES = {"target": "driver", "gpu": "gpu", "image": "image", "level": "evidence"}
+_PROPERTIES |= {"backend": "backend", "driver": "host_driver"}
 
 
 def csv_text(frame: pd.DataFrame) -> str:
-    return str(frame[list(_CSV)].rename(columns=_CSV).to_csv(index=False, lineterminator="\n"))
+    table = frame[list(_CSV)].rename(columns=_CSV)
+    for col in table.columns:
+        if pd.api.types.is_string_dtype(table[col]) or table[col].dtype == object:
+            values = table[col].unique().tolist()
+            table[col] = table[col].map(
+                {v: csv_field(v) if isinstance(v, str) else v for v in values}
+            )
+    return str(table.to_csv(index=False, lineterminator="\n"))
 
 
 def xml_safe(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def _xml_column(column: pd.Series) -> list[str]:
-    """Each distinct value cleaned once: most columns repeat a few values 100k times."""
-    clean = {v: xml_safe(v) for v in column.unique().tolist()}
-    return [clean[v] for v in column.tolist()]
+def classname(framework: str, stack: str) -> str:
+    """`torch.torch-2_15_0_cu13_2_cudnn9_26_py3_11_offline`: no dot but the one after the
+    framework, so a CI tool's package is the framework and its class the stack."""
+    return f"{framework.replace('.', '_')}.{stack.replace('.', '_')}"
 
 
-def _junit_child(klass: str, why: Sequence[str]) -> tuple[str, str, str]:
-    """(element, message, text) under a <testcase>; expected failures that failed as expected
-    are passes, so only drift, timeouts, errors and cells that did not finish get one."""
-    expected, verdict, line, error, code = why
+def _reproduce(cell: str, backend: str) -> str:
+    return reproduce_command(cell, backend) if cell_id_ok(cell) else "(cell id not shown)"
+
+
+def _child(row: dict[str, str]) -> tuple[str, str, str]:
+    """(element, message, text) under a <testcase>: failure, error, skipped or system-out."""
+    klass, expected, verdict = row["klass"], row["expected"], row["verdict"]
     seen = f"expected {expected}, observed {verdict}"
+    again = f"reproduce: {_reproduce(row['cell'], row['backend'])}"
+    line = f"decisive line: {row['obs_line']}\n" if row["obs_line"] else ""
     if klass == "drift":
-        return "failure", f"{seen} (exit code {code})" if code else seen, line
+        code = row["obs_exit"]
+        return "failure", f"{seen} (exit code {code})" if code else seen, line + again
     if klass == "timeout":
-        return "failure", f"timed out ({seen})", line
+        return "failure", f"timed out ({seen})", line + again
     if klass == "errored":
-        return "error", "the harness failed to run this cell", error
+        return "error", "the harness failed to run this cell", f"{row['error']}\n{again}"
     if klass == "interrupted":
         return "skipped", "interrupted: not finished", ""
     if klass == PREDICTED:
         return "skipped", f"not run (predicted: {expected})", ""
+    if klass == UNOBSERVABLE:
+        why = f": {row['because']}" if row["because"] else ""
+        return "skipped", f"not observable here{why}", ""
+    if klass == "expected-fail":
+        return "system-out", "", f"failed as expected: {verdict}\n{line}{again}"
     return "", "", ""
 
 
-def _junit_columns(frame: pd.DataFrame) -> list[list[str]]:
-    seconds = frame["seconds"].fillna(0).map("{:.3f}".format)
-    code = frame["obs_exit"].astype("string").fillna("")
-    cols = [frame[c] for c in ("stack", "scenario")] + [seconds]
-    cols += [frame[c] for c in ("klass", "expected", "verdict", "obs_line", "error")]
-    return [_xml_column(c) for c in (*cols, code)]
+_FIELDS: tuple[str, ...] = ("cell", "framework", "stack", "scenario", "klass", "expected")
+_FIELDS += ("verdict", "obs_line")
+_FIELDS += ("error", "backend", "because", *_PROPERTIES)
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, str]]:
+    cols = {c: frame[c].tolist() for c in dict.fromkeys(_FIELDS)}
+    cols["obs_exit"] = frame["obs_exit"].astype("string").fillna("").tolist()
+    cols["seconds"] = frame["seconds"].fillna(0).map("{:.3f}".format).tolist()
+    clean = {k: {v: xml_safe(v) for v in set(vals)} for k, vals in cols.items()}
+    return [
+        {k: clean[k][v] for k, v in zip(cols, row, strict=True)}
+        for row in zip(*cols.values(), strict=True)
+    ]
 
 
 def junit_xml(frame: pd.DataFrame) -> str:
     root = ET.Element("testsuites")
     suite = ET.SubElement(root, "testsuite", name="stackmatrix")
     kinds = []
-    for stack, scenario, secs, klass, *why in zip(*_junit_columns(frame), strict=True):
-        case = ET.SubElement(suite, "testcase", classname=stack, name=scenario, time=secs)
-        kind, message, text = _junit_child(klass, why)
-        if kind:
-            ET.SubElement(case, kind, message=message, type=klass).text = text or None
+    for row in _records(frame):
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=classname(row["framework"], row["stack"]),
+            name=row["scenario"],
+            time=row["seconds"],
+        )
+        props = ET.SubElement(case, "properties")
+        for col, name in _PROPERTIES.items():
+            ET.SubElement(props, "property", name=name, value=row[col])
+        kind, message, text = _child(row)
+        if kind == "system-out":
+            ET.SubElement(case, kind).text = text
+        elif kind:
+            ET.SubElement(case, kind, message=message, type=row["klass"]).text = text or None
         kinds.append(kind)
     suite.set("tests", str(len(kinds)))
     for kind, attr in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):

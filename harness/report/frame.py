@@ -9,7 +9,6 @@ throughout, so renderers never meet None or NaN.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -31,30 +30,49 @@ from harness.model import (
     verdict_text,
     version_key,
 )
+from harness.report.safe import clean, shell
 
 PREDICTED, NOT_RUN = "predicted", "not-run"  # a planned cell without a result: not a Status
+UNOBSERVABLE = "unobservable"  # a class: the fault could not show here, so the run proves nothing
+NOT_OBSERVABLE = "not observable here"  # its evidence level
+# Evidence -> the level a finished run earns (gpu only where the host reported a GPU).
+LEVELS = {
+    Evidence.CPU.value: "cpu-verified",
+    Evidence.DRIVER.value: "driver-verified",
+    Evidence.GPU.value: "gpu-verified",
+}
+LEVEL_ORDER: tuple[str, ...] = (PREDICTED, "driver-verified", "cpu-verified", "gpu-verified")
+LEVEL_ORDER += (NOT_OBSERVABLE, "unverified")
 # The frame's status column holds Status values (str); `isin` wants the plain strings.
 FINAL = tuple(s.value for s in Status if s.final)
 _PASSED, _FAILED = Status.PASSED.value, Status.FAILED.value
-# Terminal colours and other control characters in a log line: noise in every rendering (the
-# journal keeps the raw line). Tab and newline stay. A lone surrogate (JSON can carry one as
-# "\ud800") cannot be written as UTF-8 at all.
-_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f]")
-_SURROGATE = re.compile("[\ud800-\udfff]")
 # The frame's columns for a stack's parts, from its Stack (cuDNN as major.minor, as in the slug).
 _PARTS: dict[str, Callable[[Stack], str]] = {
     "framework": lambda s: s.framework,
     "version": lambda s: s.framework_version,
     "cuda": lambda s: s.cuda,
     "cudnn": lambda s: major_minor(s.cudnn),
+    "cudnn_installed": lambda s: s.cudnn,
     "python": lambda s: s.python,
     "base": lambda s: s.base,
 }
 
 
 def reproduce_command(cell: str, backend: str = "docker") -> str:
-    """A local-backend cell is reproduced without Docker (its --python, if any, is the user's)."""
-    return f"nox -s reproduce -- {cell}" + (" --backend local" if backend == "local" else "")
+    """A local-backend cell is reproduced without Docker (its --python, if any, is the user's).
+    The id is shell-quoted: it came from a file."""
+    local = ("--backend", "local") if backend == "local" else ()
+    return shell("nox", "-s", "reproduce", "--", cell, *local)
+
+
+def driver_of(thing: object, default: str = "") -> str:
+    """The driver a cell is evaluated for, where the cell or result carries one (none, stub, or a
+    version); else `default` (the plan's). Read generically: the driver axis adds the field."""
+    value = getattr(thing, "driver", None)
+    if value is None:
+        return default
+    text = value.to_json() if hasattr(value, "to_json") else value
+    return str(text or "none")
 
 
 # ---------------------------------------------------------------- results and plans -> rows
@@ -62,10 +80,11 @@ def reproduce_command(cell: str, backend: str = "docker") -> str:
 _TEXT = (
     "cell", "stack", "scenario", "status", "backend", "evidence", "started", "image", "error",
     "exp_outcome", "exp_signature", "exp_stage", "obs_outcome", "obs_signature", "obs_stage",
-    "obs_line", "obs_fingerprint", "driver", "gpu", "secondary",
+    "obs_line", "obs_fingerprint", "driver", "gpu", "secondary", "target", "because",
 )  # fmt: skip
 _COLUMNS = (*_TEXT, "drift", "seconds", "obs_exit", "obs_signal")
-_PLANNED = ("cell", "stack", "scenario", "evidence", "exp_outcome", "exp_signature", "exp_stage")
+_PLANNED: tuple[str, ...] = ("cell", "stack", "scenario", "evidence", "exp_outcome")
+_PLANNED += ("exp_signature", "exp_stage", "target", "because")
 _NOT_OBSERVED = ("", "", "", "", "")
 
 
@@ -98,8 +117,8 @@ def _result_row(r: RunResult, slug: str) -> tuple[object, ...]:
     return (
         r.cell, slug, r.scenario, r.status.value, r.backend, r.evidence.value, r.started,
         r.image, r.error or "", *_expected(r.expected), *_observed(o), m.driver or "",
-        m.gpu or "", ";".join(o.secondary) if o else "", r.drift, r.seconds,
-        o.exit_code if o else None, o.signal if o else None,
+        m.gpu or "", ";".join(o.secondary) if o else "", driver_of(r, m.driver or "none"), "",
+        r.drift, r.seconds, o.exit_code if o else None, o.signal if o else None,
     )  # fmt: skip
 
 
@@ -118,32 +137,35 @@ def latest_results(results: Iterable[RunResult], slugs: Slugs) -> pd.DataFrame:
 
 def planned_frame(plans: Sequence[Plan], slugs: Slugs) -> pd.DataFrame:
     rows = [
-        (c.id, slugs[c.stack], c.scenario, c.evidence.value, *_expected(c.expected))
+        (c.id, slugs[c.stack], c.scenario, c.evidence.value, *_expected(c.expected),
+         driver_of(c, plan.driver.to_json()), c.because.detail)
         for plan in plans
         for c in plan.cells
-    ]
+    ]  # fmt: skip
     frame = pd.DataFrame.from_records(rows, columns=list(_PLANNED))
     return frame.drop_duplicates("cell", keep="last")
 
 
 def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
-    """Results plus the planned cells that have none (shown as predicted)."""
+    """Results plus the planned cells that have none (shown as predicted). A result takes its
+    plan's reason (`because`) and planned driver; every text is cleaned of control characters."""
     todo = planned[~planned["cell"].isin(results["cell"])].assign(status=NOT_RUN, drift=False)
+    because = dict(zip(planned["cell"].tolist(), planned["because"].tolist(), strict=True))
+    target = dict(zip(planned["cell"].tolist(), planned["target"].tolist(), strict=True))
+    cells = results["cell"].tolist()
+    results = results.assign(
+        because=[because.get(c, "") for c in cells],
+        target=[target.get(c, t) for c, t in zip(cells, results["target"].tolist(), strict=True)],
+    )
     frame = pd.concat([results, todo], ignore_index=True) if len(todo) else results
     for col in _TEXT:
         frame[col] = frame[col].fillna("").astype(str)
-    for col in ("obs_line", "error"):
-        frame[col] = [printable(v) if v else v for v in frame[col].tolist()]
+        frame[col] = frame[col].map({v: clean(v) for v in frame[col].unique().tolist()})
     frame["drift"] = frame["drift"].eq(True)  # a missing value is no drift
     for col in ("obs_exit", "obs_signal"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
     frame["seconds"] = pd.to_numeric(frame["seconds"], errors="coerce")
     return frame
-
-
-def printable(text: str) -> str:
-    text = _CONTROL.sub("", text)
-    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 def _per_distinct(fn: Callable[..., str], *columns: pd.Series) -> list[str]:
@@ -169,28 +191,36 @@ def seen_text(status: str, signature: str, stage: str) -> str:
 
 
 def _klass(frame: pd.DataFrame) -> Any:
+    """A run that finished as expected where the fault could not show is `unobservable`: not a
+    pass, whatever its exit status."""
     status, drift = frame["status"], frame["drift"]
+    ran = status.isin([_PASSED, _FAILED])
     conditions = [
         status.eq(NOT_RUN),
-        status.isin([_PASSED, _FAILED]) & drift,
+        ran & drift,
+        ran & frame["exp_outcome"].eq(Outcome.UNOBSERVABLE.value),
         status.eq(_PASSED),
         status.eq(_FAILED),
         status.eq(Status.TIMEOUT.value),
         status.eq(Status.INTERRUPTED.value),
     ]
-    choices = [PREDICTED, "drift", "pass", "expected-fail", "timeout", "interrupted"]
+    choices = [PREDICTED, "drift", UNOBSERVABLE, "pass", "expected-fail", "timeout", "interrupted"]
     return np.select(conditions, choices, default="errored")
 
 
 def _level(frame: pd.DataFrame) -> Any:
-    """predicted (a plan only), cpu-/gpu-verified (a run finished; gpu only where the host's
-    driver reported a GPU), unverified (it did not finish, or was planned for a GPU that the
-    host did not have)."""
-    status = frame["status"]
-    verified = frame["evidence"].replace("", "?") + "-verified"
+    """predicted (a plan only); not observable here (the fault needs what this host lacks);
+    cpu-, driver- or gpu-verified (a run finished; gpu only where the host's driver reported a
+    GPU); unverified (it did not finish, or was planned for a GPU that the host did not have)."""
+    status, klass = frame["status"], frame["klass"]
+    verified = frame["evidence"].map(LEVELS).fillna("unverified")
     no_gpu = frame["evidence"].eq(Evidence.GPU.value) & frame["gpu"].eq("")
     done = status.isin(FINAL) & ~no_gpu
-    return np.where(status.eq(NOT_RUN), PREDICTED, np.where(done, verified, "unverified"))
+    return np.select(
+        [status.eq(NOT_RUN), klass.eq(UNOBSERVABLE), done],
+        [PREDICTED, NOT_OBSERVABLE, verified],
+        default="unverified",
+    )
 
 
 def _stack_order(stacks: Mapping[str, Stack]) -> list[str]:
@@ -212,7 +242,10 @@ def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
     frame["verdict"] = _per_distinct(seen_text, *seen)
     predicted = frame["status"].eq(NOT_RUN)
     frame.loc[predicted, "verdict"] = frame.loc[predicted, "expected"]
-    frame["klass"], frame["level"] = _klass(frame), _level(frame)
+    frame["klass"] = _klass(frame)
+    frame["level"] = _level(frame)
+    unseen = frame["klass"].eq(UNOBSERVABLE)
+    frame.loc[unseen, "verdict"] = NOT_OBSERVABLE
     frame["signature"] = frame["obs_signature"].where(~predicted, frame["exp_signature"])
     return _sorted(frame, _stack_order(stacks))
 

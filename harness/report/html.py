@@ -1,123 +1,177 @@
-"""index.html: one static page with no external assets: the header, a heat map of the matrix
-(matplotlib, Agg, embedded as a base64 PNG), the full results table with an `id` per cell, and
-filters by framework, signature and outcome (a few lines of inline JS over data- attributes).
+"""index.html: one static page with no external assets: the header, the matrix as an HTML grid
+(stacks x scenarios; a colour-blind-safe palette, Okabe and Ito's, plus a glyph per outcome),
+a detail panel for the cell clicked (expected and because; observed stage, signature and
+decisive line; the catalog's cause and the fix for its stack; the reproduce command; driver,
+GPU, image), filters over both the grid and the results table with "N of M shown", and the
+filter state in the URL hash (`#k=drift&fw=torch&cell=<id>`; a bare `#<cell id>` still opens
+that cell).
 
-Everything that comes from results goes through `html.escape`: logs carry `<` and `&`.
+Everything from results reaches the page as escaped text (`html.escape`) or as JSON inside a
+`<script type="application/json">` with `<` escaped, which the script only ever puts into
+`textContent`: logs carry `<` and `&`.
 """
 
 from __future__ import annotations
 
-import base64
-import io
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import ListedColormap
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
 
-# Outcome classes, in legend order, with their heat map colours.
-KLASSES = ("pass", "expected-fail", "drift", "timeout", "errored", "interrupted", "predicted")
-COLOURS = ("#2e7d32", "#1565c0", "#c62828", "#ef6c00", "#6a1b9a", "#9e9e9e", "#e0e0e0")
-LABEL_LIMIT = 80  # more rows or columns than this: tick labels would overlap, so none
+from harness.model import Signature
+from harness.report.advice import advice_for, fix_steps
+from harness.report.frame import LEVEL_ORDER, NOT_OBSERVABLE, PREDICTED, UNOBSERVABLE
+from harness.report.frame import reproduce_command as _reproduce
+from harness.report.safe import cell_id_ok
+
+# Outcome classes, in legend order: (label, colour, glyph). Okabe-Ito colours stay apart under
+# the common colour-vision deficiencies, and the glyph tells them apart without colour at all.
+KLASSES: dict[str, tuple[str, str, str]] = {
+    "pass": ("pass", "#009E73", "✓"),
+    "expected-fail": ("failed as expected", "#56B4E9", "✗"),
+    "drift": ("drift", "#D55E00", "!"),
+    "timeout": ("timeout", "#E69F00", "T"),
+    "errored": ("harness error", "#CC79A7", "E"),
+    "interrupted": ("interrupted", "#999999", "‖"),
+    UNOBSERVABLE: (NOT_OBSERVABLE, "#E8E8E8", "\N{EN DASH}"),
+    PREDICTED: ("predicted", "#FFFFFF", "?"),
+}
 LINE_CUT = 300  # characters of a decisive line or error shown in the table (the CSV has all)
+# Filters: (frame column, data- attribute, label).
+FILTERS = (
+    ("framework", "fw", "framework"),
+    ("stack", "stack", "stack"),
+    ("scenario", "sc", "scenario"),
+    ("signature", "sig", "signature"),
+    ("klass", "k", "outcome"),
+    ("level", "lvl", "evidence"),
+)
 
 _STYLE = """
-body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}
-td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
-td:last-child{font-family:monospace;white-space:pre-wrap}
-.k-pass td:nth-child(2){color:#2e7d32}.k-expected-fail td:nth-child(2){color:#1565c0}
-.k-drift,.k-timeout{background:#fdecea}.k-errored{background:#f3e5f5}
-.k-interrupted,.k-predicted{color:#777}:target{outline:2px solid #000}
+*{box-sizing:border-box}body{font:14px system-ui,sans-serif;margin:1em;max-width:100%}
+h1{font-size:1.4em}dl.head{display:grid;grid-template-columns:max-content 1fr;gap:0 1em}
+dl.head dt{font-weight:600}dl.head dd{margin:0}
+form{display:flex;flex-wrap:wrap;gap:.5em 1em;align-items:center;margin:.8em 0}
+select{max-width:16em}#shown{font-weight:600}
+.legend{display:flex;flex-wrap:wrap;gap:.3em 1em;margin:.5em 0}
+.legend span{display:inline-flex;align-items:center;gap:.3em}
+.c{display:inline-block;width:1.6em;height:1.6em;line-height:1.5em;text-align:center;padding:0;
+border:1px solid #555;border-radius:3px;font:bold 13px monospace;cursor:pointer;color:#000}
+.c.k-drift,.c.k-pass{color:#fff}.c.k-predicted{border-style:dashed}.c.off{opacity:.15}
+.c:focus-visible,.c.sel{outline:3px solid #000;outline-offset:1px}
+.grid-wrap{overflow-x:auto;max-width:100%}
+#grid{border-collapse:collapse}#grid td,#grid th{padding:1px}
+#grid th.v{writing-mode:vertical-rl;transform:rotate(180deg);font-weight:normal;
+white-space:nowrap;text-align:left;vertical-align:bottom;padding:2px}
+#grid tbody th{text-align:left;font-weight:normal;white-space:nowrap;padding-right:.5em}
+#detail{border:2px solid #333;border-radius:4px;padding:.5em 1em;margin:1em 0}
+#detail dl{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2em 1em}
+#detail dt{font-weight:600}#detail dd{margin:0;overflow-wrap:anywhere}
+#detail pre,#detail code{white-space:pre-wrap;overflow-wrap:anywhere;background:#f4f4f4}
+#results{border-collapse:collapse;table-layout:fixed;width:100%}
+#results td,#results th{border:1px solid #ccc;padding:2px 6px;text-align:left;
+vertical-align:top;overflow-wrap:anywhere}
+#results td:last-child{font-family:monospace;white-space:pre-wrap}
+#results tr.k-drift,#results tr.k-timeout{background:#fbe3d6}
+#results tr.k-errored{background:#f5e1ee}:target{outline:2px solid #000}
 """
 _SCRIPT = """
-const rows = document.querySelectorAll("#results tbody tr");
-const pick = (id) => document.getElementById(id).value;
-function filter() {
-  const fw = pick("fw"), sig = pick("sig"), k = pick("klass");
-  for (const r of rows) {
-    r.hidden = (fw && r.dataset.fw !== fw) || (sig && r.dataset.sig !== sig)
-      || (k && r.dataset.k !== k);
-  }
+const data = JSON.parse(document.getElementById("data").textContent);
+const byId = new Map(data.cells.map((c) => [c.id, c]));
+const keys = ["fw", "stack", "sc", "sig", "k", "lvl"];
+const rows = [...document.querySelectorAll("#results tbody tr")];
+const cells = [...document.querySelectorAll("#grid .c")];
+let current = "";
+const sel = (k) => document.getElementById("f-" + k);
+function state() {
+  const s = {};
+  for (const k of keys) if (sel(k).value) s[k] = sel(k).value;
+  return s;
 }
-for (const id of ["fw", "sig", "klass"]) document.getElementById(id).onchange = filter;
+const fits = (el, s) => keys.every((k) => !(k in s) || el.dataset[k] === s[k]);
+function writeHash() {
+  const p = new URLSearchParams(state());
+  if (current) p.set("cell", current);
+  const h = p.toString();
+  history.replaceState(null, "", h ? "#" + h : location.pathname + location.search);
+}
+function apply() {
+  const s = state();
+  let n = 0;
+  for (const r of rows) { r.hidden = !fits(r, s); if (!r.hidden) n++; }
+  for (const c of cells) c.classList.toggle("off", !fits(c, s));
+  document.getElementById("shown").textContent = n + " of " + rows.length + " shown";
+}
+function add(list, name, value, tag) {
+  if (value === undefined || value === null || value === "" || value.length === 0) return;
+  const dt = document.createElement("dt"), dd = document.createElement("dd");
+  dt.textContent = name;
+  if (Array.isArray(value)) {
+    const ol = document.createElement("ol");
+    for (const v of value) {
+      const li = document.createElement("li"); li.textContent = v; ol.append(li);
+    }
+    dd.append(ol);
+  } else if (tag) {
+    const el = document.createElement(tag); el.textContent = value; dd.append(el);
+  } else dd.textContent = value;
+  list.append(dt, dd);
+}
+function show(id) {
+  const c = byId.get(id);
+  if (!c) return;
+  current = id;
+  for (const b of cells) b.classList.toggle("sel", b.dataset.cell === id);
+  const box = document.getElementById("detail"), list = document.getElementById("d-list");
+  document.getElementById("d-title").textContent = id;
+  list.replaceChildren();
+  const sig = data.signatures[c.signature] || {};
+  add(list, "outcome", c.outcome);
+  add(list, "evidence", c.level);
+  add(list, "expected", c.expected);
+  add(list, "because", c.because);
+  add(list, "observed", c.verdict);
+  add(list, "stage", c.stage);
+  add(list, "signature", c.signature ? c.signature + (sig.title ? ": " + sig.title : "") : "");
+  add(list, "decisive line", c.line, "pre");
+  add(list, "cause", sig.cause);
+  add(list, "fix", data.fixes[c.fix] || []);
+  add(list, "reproduce", c.reproduce, "code");
+  add(list, "driver", c.driver);
+  add(list, "host driver", c.host_driver);
+  add(list, "GPU", c.gpu);
+  add(list, "image", c.image, "code");
+  add(list, "backend", c.backend);
+  box.hidden = false;
+  writeHash();
+}
+function readHash() {
+  const h = location.hash.slice(1);
+  if (!h) return;
+  if (!h.includes("=")) { show(decodeURIComponent(h)); return; }
+  const p = new URLSearchParams(h);
+  for (const k of keys) {
+    const v = p.get(k) || "";
+    if ([...sel(k).options].some((o) => o.value === v)) sel(k).value = v;
+  }
+  apply();
+  if (p.get("cell")) show(p.get("cell"));
+}
+for (const k of keys) sel(k).addEventListener("change", () => { apply(); writeHash(); });
+document.getElementById("reset").addEventListener("click", () => {
+  for (const k of keys) sel(k).value = "";
+  apply(); writeHash();
+});
+for (const c of cells) c.addEventListener("click", () => show(c.dataset.cell));
+for (const a of document.querySelectorAll("#results a")) {
+  a.addEventListener("click", (e) => { e.preventDefault(); show(a.dataset.cell); });
+}
+window.addEventListener("hashchange", readHash);
+apply();
+readHash();
 """
-
-
-def heatmap_png(frame: pd.DataFrame) -> bytes:
-    """Stacks (rows) x scenarios (columns), one colour per outcome class; white: not a cell."""
-    codes = frame["klass"].map({k: i for i, k in enumerate(KLASSES)})
-    grid = frame.assign(code=codes).pivot(index="stack", columns="scenario", values="code")
-    grid = grid.reindex(index=frame["stack"].unique())  # keep the report's stack order
-    values = np.ma.masked_invalid(grid.to_numpy(dtype=float))
-    fig = Figure(figsize=_size(*values.shape), layout="constrained")
-    FigureCanvasAgg(fig)  # explicit Agg: no display, no global pyplot state
-    ax = fig.add_subplot()
-    cmap = ListedColormap(COLOURS).with_extremes(bad="white")
-    ax.imshow(values, cmap=cmap, vmin=-0.5, vmax=len(KLASSES) - 0.5, aspect="auto")
-    _ticks(ax, list(grid.index), list(grid.columns))
-    handles = [Patch(color=c, label=k) for k, c in zip(KLASSES, COLOURS, strict=True)]
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(KLASSES), fontsize=8)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80, metadata={"Software": None})
-    return buf.getvalue()
-
-
-def _size(rows: int, cols: int) -> tuple[float, float]:
-    """Inches: room for labels when there are few cells, capped when there are many."""
-    labels = 4.0 if rows <= LABEL_LIMIT else 0.5
-    # At the caps a 500 x 200 matrix still gets 3 pixels a cell (80 dpi), and encodes fast.
-    return (min(3.0 + 0.3 * cols, 14.0) + labels, min(1.5 + 0.25 * rows, 18.0) + 1.5)
-
-
-def _ticks(ax: Any, stacks: list[str], scenarios: list[str]) -> None:
-    if len(stacks) <= LABEL_LIMIT and len(scenarios) <= LABEL_LIMIT:
-        # white lines between cells, so neighbours of one colour stay countable
-        ax.set_xticks([x - 0.5 for x in range(1, len(scenarios))], minor=True)
-        ax.set_yticks([y - 0.5 for y in range(1, len(stacks))], minor=True)
-        ax.grid(which="minor", color="white", linewidth=1)
-        ax.tick_params(which="minor", length=0)
-    if len(stacks) <= LABEL_LIMIT:
-        ax.set_yticks(range(len(stacks)), stacks, fontsize=7)
-    else:
-        ax.set_yticks([])
-        ax.set_ylabel(f"{len(stacks)} stacks (see the table)")
-    if len(scenarios) <= LABEL_LIMIT:
-        ax.set_xticks(range(len(scenarios)), scenarios, rotation=90, fontsize=7)
-    else:
-        ax.set_xticks([])
-        ax.set_xlabel(f"{len(scenarios)} scenarios (see the table)")
-
-
-def _options(select: str, label: str, values: Iterable[str], names: Mapping[str, str]) -> str:
-    opts = "".join(
-        f'<option value="{escape(v)}">{escape(names.get(v, v))}</option>' for v in values
-    )
-    return (
-        f'<label>{label} <select id="{select}"><option value="">all</option>{opts}</select></label>'
-    )
-
-
-def _filters(frame: pd.DataFrame, titles: Mapping[str, str]) -> str:
-    sigs = sorted(s for s in frame["signature"].unique() if s)
-    named = {s: f"{s}: {titles[s]}" if s in titles else s for s in sigs}
-    return " ".join(
-        [
-            _options("fw", "framework", sorted(frame["framework"].unique()), {}),
-            _options("sig", "signature", sigs, named),
-            _options("klass", "outcome", KLASSES, {}),
-        ]
-    )
-
-
-def _detail(frame: pd.DataFrame) -> list[str]:
-    """The decisive line, or for a harness error its last line (the exception)."""
-    tail = [e.strip().rsplit("\n", 1)[-1] if e else e for e in frame["error"].tolist()]
-    return [line or err for line, err in zip(frame["obs_line"].tolist(), tail, strict=True)]
 
 
 def _escaped(values: Iterable[str]) -> list[str]:
@@ -126,37 +180,200 @@ def _escaped(values: Iterable[str]) -> list[str]:
     return [seen.get(v) or seen.setdefault(v, escape(v)) for v in values]
 
 
-def _rows(frame: pd.DataFrame) -> str:
-    """The hot path for 100k cells: one f-string per row, end tags left out (valid HTML)."""
-    seconds = frame["seconds"].map("{:.1f}".format).where(frame["seconds"].notna(), "")
-    names = ("cell", "framework", "signature", "klass", "verdict", "expected", "level", "status")
-    cols = [_escaped(frame[c].tolist()) for c in names]
-    cols += [seconds.tolist(), [escape(d[:LINE_CUT]) for d in _detail(frame)]]
-    return "\n".join(
-        f'<tr id="{c}" data-fw="{fw}" data-sig="{sig}" data-k="{k}" class="k-{k}">'
-        f'<td><a href="#{c}">{c}</a><td>{v}<td>{x}<td>{lvl}<td>{st}<td>{s}<td>{d}'
-        for c, fw, sig, k, v, x, lvl, st, s, d in zip(*cols, strict=True)
+def _detail(frame: pd.DataFrame) -> list[str]:
+    """The decisive line, or for a harness error its last line (the exception)."""
+    tail = [e.strip().rsplit("\n", 1)[-1] if e else e for e in frame["error"].tolist()]
+    return [line or err for line, err in zip(frame["obs_line"].tolist(), tail, strict=True)]
+
+
+def _attrs(frame: pd.DataFrame) -> list[str]:
+    """The data- attributes the filters match, one string per row."""
+    cols = [_escaped(frame[col].tolist()) for col, _, _ in FILTERS]
+    names = [attr for _, attr, _ in FILTERS]
+    return [
+        " ".join(f'data-{n}="{v}"' for n, v in zip(names, row, strict=True))
+        for row in zip(*cols, strict=True)
+    ]
+
+
+def stack_labels(frame: pd.DataFrame) -> dict[str, str]:
+    stacks = frame.drop_duplicates("stack")
+    parts = stacks[["framework", "version", "cuda", "cudnn", "python", "base"]].to_numpy()
+    return {
+        slug: f"{fw} {v} cu{cuda} cudnn{cudnn} py{py} {base}"
+        for slug, (fw, v, cuda, cudnn, py, base) in zip(stacks["stack"], parts, strict=True)
+    }
+
+
+# ---------------------------------------------------------------- the grid
+
+
+def _grid(frame: pd.DataFrame, attrs: Sequence[str]) -> str:
+    """Stacks (rows) x scenarios (columns); an empty cell is not in the matrix."""
+    scenarios = sorted(frame["scenario"].unique())
+    labels = stack_labels(frame)
+    buttons: dict[tuple[str, str], str] = {}
+    cols = [frame[c].tolist() for c in ("stack", "scenario", "cell", "klass", "verdict", "level")]
+    for (stack, scenario, cell, klass, verdict, level), attr in zip(
+        zip(*cols, strict=True), attrs, strict=True
+    ):
+        glyph = KLASSES.get(klass, ("", "#fff", "?"))[2]
+        title = escape(f"{scenario} on {labels[stack]}: {verdict} · {level}")
+        buttons[(stack, scenario)] = (
+            f'<button type="button" class="c k-{escape(klass)}" data-cell="{escape(cell)}" '
+            f'{attr} title="{title}" aria-label="{title}">{glyph}</button>'
+        )
+    head = "".join(f'<th class="v" scope="col">{escape(s)}' for s in scenarios)
+    body = "\n".join(
+        f'<tr><th scope="row">{escape(label)}'
+        + "".join(f"<td>{buttons.get((stack, s), '')}" for s in scenarios)
+        for stack, label in labels.items()
+    )
+    return (
+        f'<div class="grid-wrap"><table id="grid"><thead><tr><th>stack{head}</thead>'
+        f"<tbody>\n{body}\n</tbody></table></div>"
     )
 
 
-def _header(pairs: Sequence[tuple[str, str]], counts: pd.Series) -> str:
+def _legend() -> str:
+    items = "".join(
+        f'<span><span class="c k-{escape(k)}" aria-hidden="true">{glyph}</span>{escape(label)}'
+        "</span>"
+        for k, (label, _, glyph) in KLASSES.items()
+    )
+    return f'<div class="legend">{items}</div>'
+
+
+def _klass_css() -> str:
+    return "".join(f".c.k-{k}{{background:{colour}}}" for k, (_, colour, _) in KLASSES.items())
+
+
+# ---------------------------------------------------------------- filters and table
+
+
+def _options(key: str, label: str, values: Iterable[str], names: Mapping[str, str]) -> str:
+    opts = "".join(
+        f'<option value="{escape(v)}">{escape(names.get(v, v))}</option>' for v in values
+    )
+    return (
+        f'<label>{label} <select id="f-{key}"><option value="">all</option>{opts}</select></label>'
+    )
+
+
+def _filters(frame: pd.DataFrame, titles: Mapping[str, str]) -> str:
+    sigs = sorted(s for s in frame["signature"].unique() if s)
+    values: dict[str, Sequence[str]] = {
+        "framework": sorted(frame["framework"].unique()),
+        "stack": list(frame["stack"].unique()),  # the report's stack order
+        "scenario": sorted(frame["scenario"].unique()),
+        "signature": sigs,
+        "klass": [k for k in KLASSES if k in set(frame["klass"])],
+        "level": [lvl for lvl in LEVEL_ORDER if lvl in set(frame["level"])],
+    }
+    names: dict[str, Mapping[str, str]] = {
+        "signature": {s: f"{s}: {titles[s]}" if s in titles else s for s in sigs},
+        "klass": {k: label for k, (label, _, _) in KLASSES.items()},
+        "stack": stack_labels(frame),
+    }
+    selects = [
+        _options(attr, label, values[col], names.get(col, {})) for col, attr, label in FILTERS
+    ]
+    total = len(frame)
+    return (
+        f'<form id="filters">{" ".join(selects)}'
+        f'<button type="button" id="reset">reset</button>'
+        f'<output id="shown">{total} of {total} shown</output></form>'
+    )
+
+
+def _rows(frame: pd.DataFrame, attrs: Sequence[str]) -> str:
+    """The hot path for 100k cells: one f-string per row, end tags left out (valid HTML)."""
+    seconds = frame["seconds"].map("{:.1f}".format).where(frame["seconds"].notna(), "")
+    names = ("cell", "klass", "verdict", "expected", "level")
+    cols = [_escaped(frame[c].tolist()) for c in names]
+    cols += [seconds.tolist(), [escape(d[:LINE_CUT]) for d in _detail(frame)], list(attrs)]
+    return "\n".join(
+        f'<tr id="{c}" {a} class="k-{k}">'
+        f'<td><a href="#{c}" data-cell="{c}">{c}</a><td>{v}<td>{x}<td>{lvl}<td>{s}<td>{d}'
+        for c, k, v, x, lvl, s, d, a in zip(*cols, strict=True)
+    )
+
+
+def _table(frame: pd.DataFrame, attrs: Sequence[str]) -> str:
+    widths = ("28%", "17%", "17%", "10%", "6%", "22%")
+    cols = "".join(f'<col style="width:{w}">' for w in widths)
+    head = "<tr><th>cell<th>verdict<th>expected<th>evidence<th>seconds<th>detail"
+    return (
+        f'<table id="results"><colgroup>{cols}</colgroup><thead>{head}</thead><tbody>\n'
+        f"{_rows(frame, attrs)}\n</tbody></table>"
+    )
+
+
+# ---------------------------------------------------------------- the detail data
+
+
+def _json(value: Any) -> str:
+    """JSON that cannot end its <script> element (`</script>`, `<!--`)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _fix_key(sig: str, framework: str, cuda: str, cudnn: str) -> str:
+    return f"{sig}|{framework}|{cuda}|{cudnn}" if sig else ""
+
+
+def detail_data(frame: pd.DataFrame, catalog: Sequence[Signature]) -> dict[str, Any]:
+    """Per cell what its detail shows; the catalog's cause and the stack's fix steps once each."""
+    by_id = {s.id: s for s in catalog}
+    cols = (
+        "cell", "klass", "level", "expected", "because", "verdict", "obs_stage", "signature",
+        "obs_line", "target", "driver", "gpu", "image", "backend", "framework", "cuda",
+        "cudnn_installed", "error",
+    )  # fmt: skip
+    cells, fixes = [], {}
+    for row in zip(*(frame[c].tolist() for c in cols), strict=True):
+        (cell, klass, level, expected, because, verdict, stage, sig, line, target, driver,
+         gpu, image, backend, framework, cuda, cudnn, error) = row  # fmt: skip
+        key = _fix_key(sig, framework, cuda, cudnn)
+        if key and key not in fixes and sig in by_id:
+            fixes[key] = fix_steps(by_id[sig].fix, advice_for(framework, cuda, cudnn))
+        cells.append({
+            "id": cell, "outcome": KLASSES.get(klass, (klass,))[0], "level": level,
+            "expected": expected, "because": because, "verdict": verdict, "stage": stage,
+            "signature": sig, "line": line or error, "fix": key, "driver": target,
+            "host_driver": driver, "gpu": gpu, "image": image, "backend": backend,
+            "reproduce": _reproduce(cell, backend) if cell_id_ok(cell) else "",
+        })  # fmt: skip
+    signatures = {s.id: {"title": s.title, "cause": s.cause} for s in catalog}
+    return {"cells": cells, "fixes": fixes, "signatures": signatures}
+
+
+# ---------------------------------------------------------------- the page
+
+
+def _header(pairs: Sequence[tuple[str, str]], counts: Sequence[tuple[str, int]]) -> str:
     items = "".join(f"<dt>{escape(k)}<dd>{escape(v)}" for k, v in pairs)
-    tally = ", ".join(f"{int(counts.get(k, 0))} {k}" for k in KLASSES)
-    return f"<dl>{items}</dl><p>{int(counts.sum())} cells: {tally}</p>"
+    (_, cells), *rest = counts
+    tally = ", ".join(f"{n} {name}" for name, n in rest)
+    return f'<dl class="head">{items}</dl><p>{cells} cells: {escape(tally)}</p>'
 
 
 def render_page(
-    frame: pd.DataFrame, pairs: Sequence[tuple[str, str]], titles: Mapping[str, str]
+    frame: pd.DataFrame,
+    pairs: Sequence[tuple[str, str]],
+    catalog: Sequence[Signature],
+    counts: Sequence[tuple[str, int]],
 ) -> str:
-    png = base64.b64encode(heatmap_png(frame)).decode("ascii")
-    head = "<tr><th>cell<th>verdict<th>expected<th>evidence<th>status<th>seconds<th>detail"
+    titles = {s.id: s.title for s in catalog}
+    attrs = _attrs(frame)
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>stackmatrix report</title><style>{_STYLE}</style></head><body>\n"
-        f"<h1>stackmatrix report</h1>\n{_header(pairs, frame['klass'].value_counts())}\n"
-        f'<img alt="heat map: stacks by scenarios, coloured by outcome" '
-        f'src="data:image/png;base64,{png}">\n'
-        f"<p>{_filters(frame, titles)}</p>\n"
-        f'<table id="results"><thead>{head}</thead><tbody>\n{_rows(frame)}\n</tbody></table>\n'
-        f"<script>{_SCRIPT}</script></body></html>\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>stackmatrix report</title><style>{_STYLE}{_klass_css()}</style></head><body>\n"
+        f"<h1>stackmatrix report</h1>\n{_header(pairs, counts)}\n"
+        f"{_filters(frame, titles)}\n{_legend()}\n{_grid(frame, attrs)}\n"
+        '<section id="detail" hidden><h2 id="d-title"></h2><dl id="d-list"></dl></section>\n'
+        f"{_table(frame, attrs)}\n"
+        f'<script type="application/json" id="data">{_json(detail_data(frame, catalog))}'
+        f"</script>\n<script>{_SCRIPT}</script></body></html>\n"
     )

@@ -1,7 +1,10 @@
-"""The report's Markdown: COMPATIBILITY.md, SIGNATURES.md, DIFF.md and the CI step summary.
+"""The report's Markdown: COMPATIBILITY.md (stacks x drivers, the baseline), FAULTS.md
+(scenario x stack -> signature @ stage), SIGNATURES.md, DIFF.md and the CI step summary.
 
-Text from results goes through `md` (table cells, list items) or `fenced` (log lines), so a `|`
-in a log line cannot break a table and a `<script>` in one stays text on GitHub.
+Text from results goes through `md` (table cells, list items: no HTML, `|` escaped where it would
+break a row), `code` (a span right for where it stands), `source` (a link only for a validated
+https URL) or `fenced` (log lines, commands); reproduce commands are shell-quoted and their cell
+ids validated first.
 """
 
 from __future__ import annotations
@@ -9,44 +12,92 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import quote
 
 import pandas as pd  # type: ignore[import-untyped]
 
-from harness.model import Signature
-from harness.report.frame import reproduce_command
+from harness.model import Signature, version_key
+from harness.report.advice import advice_for, fix_steps
+from harness.report.frame import (
+    NOT_OBSERVABLE,
+    PREDICTED,
+    UNOBSERVABLE,
+    reproduce_command,
+)
+from harness.report.safe import cell_id_ok, clean, https_url, one_line
 from harness.report.types import Diff, Header, ReportSummary, diff_line
 
-PAGE = "index.html"
-LINKS_SHOWN = 10  # cells linked per signature before "and N more"
-SUMMARY_CAP = 50  # list lines per section in the CI step summary
-LEGEND = (
-    "Each cell: the verdict (`pass`, or `fail: <signature> @ <stage>`), **DRIFT** where it "
-    "differs from the expectation, and its evidence: predicted (from the plan, not run), "
-    "cpu-verified (no GPU: GPU stages skipped), gpu-verified (run on the GPU the header names), "
-    "or unverified (the run did not finish, or no GPU was there for a GPU plan). Each verdict "
-    f"links to its row in {PAGE}; — means the cell is not in the matrix."
-)
+BASELINE = "baseline"
 _SAFE = "/._-~"
+
+PAGE = "index.html"
+FAULTS = "FAULTS.md"
+LINKS_SHOWN = 10  # cells named per signature before "and N more"
+SUMMARY_CAP = 50  # list lines per section in the CI step summary
+# Evidence levels as one letter in the tables (a legend says which).
+LETTER = {
+    PREDICTED: "P",
+    "driver-verified": "D",
+    "cpu-verified": "C",
+    "gpu-verified": "G",
+    NOT_OBSERVABLE: "N",
+    "unverified": "U",
+}
+# Outcome classes as a glyph a reader can tell apart without colour.
+GLYPH = {
+    "pass": "✅",
+    "expected-fail": "❌",
+    "drift": "⚠️",
+    "timeout": "⏱️",
+    "errored": "💥",
+    "interrupted": "⏸️",
+    UNOBSERVABLE: "\N{HEAVY MINUS SIGN}",
+    PREDICTED: "❔",
+}
+LEVELS_LEGEND = (
+    "Evidence: **P** predicted (from the plan, not run), **D** driver-verified (NVIDIA's "
+    "user-space driver decided the version gate, no GPU), **C** cpu-verified (run without a GPU: "
+    "GPU stages skipped), **G** gpu-verified (run on the GPU the header names), **N** not "
+    "observable here (the fault needs a GPU this runner lacks: never a pass), **U** unverified "
+    "(the run did not finish)."
+)
+GLYPH_LEGEND = (
+    "✅ pass · ❌ failed · ⚠️ **drift** (differs from the expectation) · ⏱️ timeout · "
+    "💥 harness error · ⏸️ interrupted · \N{HEAVY MINUS SIGN} not observable here · "
+    "❔ predicted (not run)."
+)
 _MD = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "\n": " ", "\r": " "})
-# Inside a code span entities are shown as typed, so only what breaks a table row is escaped.
-_CODE = str.maketrans({"|": "\\|", "\n": " ", "\r": " "})
 _SPAN = re.compile(r"(`+)(.+?)\1")
 
 
-def md(text: str) -> str:
-    """Inline Markdown text: no HTML, no table breaks, one line; `code spans` kept."""
+def md(text: str, table: bool = True) -> str:
+    """Inline Markdown text: no HTML, one line; `code spans` kept. In a table a `|` breaks the
+    row even inside a code span, so it is escaped there (GitHub shows `\\|` in a span as `|`);
+    outside a table a span is left exactly as typed, so a command pastes as written."""
+    text = one_line(text)
     if "`" not in text:
         return text.translate(_MD)
     parts = _SPAN.split(text)  # [text, fence, code, text, fence, code, ..., text]
     out = [p.translate(_MD) for p in parts[::3]]
-    spans = [f"{f}{c.translate(_CODE)}{f}" for f, c in zip(parts[1::3], parts[2::3], strict=True)]
+    spans = [code(c, table) for c in parts[2::3]]
     return "".join(t + c for t, c in zip(out, [*spans, ""], strict=True))
+
+
+def code(text: str, table: bool = True) -> str:
+    """A code span for any text: a fence longer than any backtick run in it, padded where the
+    text starts or ends with a backtick (CommonMark 6.1)."""
+    text = one_line(text)
+    if table:
+        text = text.replace("|", "\\|")
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * (max(runs) + 1 if runs else 1)
+    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def fenced(text: str, lang: str = "text") -> str:
     """A code block whose fence is longer than any backtick run inside it."""
+    text = clean(text)
     runs = [len(r) for r in re.findall(r"`+", text)]
     fence = "`" * max(3, *(n + 1 for n in runs)) if runs else "```"
     return f"{fence}{lang}\n{text}\n{fence}"
@@ -56,25 +107,15 @@ def anchor(cell: str) -> str:
     return f"{PAGE}#{quote(cell, safe=_SAFE)}"
 
 
-def anchors(cells: pd.Series) -> pd.Series:
-    """`anchor` for a column: ids are nearly always URL-safe already, and quote() is slow."""
-    plain = cells.str.fullmatch(r"[A-Za-z0-9/._~-]*")
-    quoted = cells.where(plain, cells[~plain].map(lambda c: quote(c, safe=_SAFE)))
-    return PAGE + "#" + quoted
-
-
-def md_column(column: pd.Series) -> pd.Series:
-    """`md` for a column, once per distinct value."""
-    return column.map({v: md(v) for v in column.unique().tolist()})
-
-
-def code(text: str) -> str:
-    return f"`{text.translate(_CODE)}`"
-
-
 def link(cell: str) -> str:
     """A cell's id linking to its row in the page (both live in the report folder)."""
-    return f"[{code(cell)}]({anchor(cell)})"
+    return f"[{code(cell, False)}]({anchor(cell)})"
+
+
+def source(text: str) -> str:
+    """A link only for a validated https URL; anything else is a code span, which GitHub
+    neither autolinks nor reads as HTML."""
+    return f"<{text}>" if https_url(text) else code(text, False)
 
 
 def _row(cells: Iterable[str]) -> str:
@@ -82,34 +123,94 @@ def _row(cells: Iterable[str]) -> str:
 
 
 def _header_lines(head: Header) -> list[str]:
-    return [f"- **{name}**: {md(value)}" for name, value in head.pairs()]
+    return [f"- **{name}**: {md(value, False)}" for name, value in head.pairs()]
+
+
+def reproduce_block(cells: Sequence[str], backends: Sequence[str]) -> str:
+    """`nox -s reproduce` per cell, ids validated (a hostile one is named as left out)."""
+    ok = [(c, b) for c, b in zip(cells, backends, strict=True) if cell_id_ok(c)]
+    lines = [reproduce_command(c, b) for c, b in ok]
+    if len(ok) < len(cells):
+        lines.append(f"# {len(cells) - len(ok)} cells left out: their ids are not plain names")
+    return fenced("\n".join(lines), "sh")
+
+
+def _stack_parts(sub: pd.DataFrame) -> tuple[pd.DataFrame, list[list[str]]]:
+    stacks = sub.drop_duplicates("stack")  # the frame is sorted by stack already
+    parts = ["version", "cuda", "cudnn_installed", "python", "base"]
+    return stacks, [[md(v) for v in row] for row in stacks[parts].to_numpy().tolist()]
 
 
 # ---------------------------------------------------------------- COMPATIBILITY.md
 
 
+def driver_title(target: str) -> str:
+    if target in ("", "none"):
+        return "no driver"
+    return "stub driver" if target == "stub" else f"driver {target}"
+
+
+def verdict_cell(klass: str, level: str, verdict: str) -> str:
+    """Glyph, verdict and evidence letter: `✅ pass C`, `❌ fail: sig @ stage C`."""
+    glyph = GLYPH.get(klass, "")
+    drift = " **DRIFT**" if klass == "drift" else ""
+    return f"{glyph} {md(verdict)}{drift} {LETTER.get(level, '?')}"
+
+
 def compatibility(frame: pd.DataFrame, head: Header) -> str:
-    parts = ["# Compatibility", "", *_header_lines(head), "", LEGEND, ""]
+    parts = [
+        "# Compatibility",
+        "",
+        "Which stack works with which driver: the baseline workload (import, devices, a tensor "
+        "op, cuDNN, a train step) of each stack. Faults and the signatures they give: "
+        f"[{FAULTS}]({FAULTS}).",
+        "",
+        *_header_lines(head),
+        "",
+        GLYPH_LEGEND,
+        "",
+        LEVELS_LEGEND,
+        "",
+        "**faults**: fault scenarios of the stack that behaved as expected, not observable here "
+        "(n/o), and drift.",
+        "",
+    ]
     for framework, sub in frame.groupby("framework", sort=True):
-        parts += _framework_section(str(framework), sub)
+        parts += _compat_section(str(framework), sub)
     return "\n".join(parts)
 
 
-def _cell_markdown(sub: pd.DataFrame) -> pd.Series:
-    drift = sub["klass"].eq("drift").map({True: " **DRIFT**", False: ""})
-    verdict = "[" + md_column(sub["verdict"]) + "](" + anchors(sub["cell"]) + ")"
-    return verdict + drift + " · " + md_column(sub["level"])
+def _faults_tally(sub: pd.DataFrame) -> str:
+    faults = sub[sub["scenario"] != BASELINE]
+    n = faults["klass"].value_counts()
+    ok = int(n.get("pass", 0) + n.get("expected-fail", 0))
+    bits = [f"{ok} ok"]
+    if n.get(UNOBSERVABLE, 0):
+        bits.append(f"{int(n[UNOBSERVABLE])} n/o")
+    for klass in ("drift", "timeout", "errored"):
+        if n.get(klass, 0):
+            bits.append(f"**{int(n[klass])} {klass}**")
+    rest = len(faults) - sum(int(n.get(k, 0)) for k in ("pass", "expected-fail", UNOBSERVABLE))
+    rest -= sum(int(n.get(k, 0)) for k in ("drift", "timeout", "errored"))
+    if rest:
+        bits.append(f"{rest} not run")
+    return " · ".join(bits) if len(faults) else "—"
 
 
-def _framework_section(framework: str, sub: pd.DataFrame) -> list[str]:
-    scenarios = sorted(sub["scenario"].unique())
-    grid = sub.assign(md=_cell_markdown(sub)).pivot(index="stack", columns="scenario", values="md")
-    stacks = sub.drop_duplicates("stack")  # the frame is sorted by stack already
-    grid = grid.reindex(index=stacks["stack"], columns=scenarios).fillna("—")
-    head = [md(framework), "CUDA", "cuDNN", "Python", "base", *map(md, scenarios)]
-    names = stacks[["version", "cuda", "cudnn", "python", "base"]].to_numpy().tolist()
-    rows = [_row([*map(md, n), *g]) for n, g in zip(names, grid.to_numpy().tolist(), strict=True)]
-    commands = "\n".join(map(reproduce_command, sub["cell"].tolist(), sub["backend"].tolist()))
+def _compat_section(framework: str, sub: pd.DataFrame) -> list[str]:
+    base = sub[sub["scenario"] == BASELINE]
+    drivers = sorted(sub["target"].unique(), key=lambda d: (d not in ("", "none"), version_key(d)))
+    cells = {
+        (s, t): verdict_cell(k, lvl, v)
+        for s, t, k, lvl, v in base[["stack", "target", "klass", "level", "verdict"]].to_numpy()
+    }
+    stacks, names = _stack_parts(sub)
+    rows = []
+    for slug, name in zip(stacks["stack"].tolist(), names, strict=True):
+        mine = sub[sub["stack"] == slug]
+        by_driver = [cells.get((slug, d), "—") for d in drivers]
+        rows.append(_row([*name, *by_driver, _faults_tally(mine)]))
+    head = [md(framework), "CUDA", "cuDNN", "Py", "base", *map(driver_title, drivers), "faults"]
     return [
         f"## {md(framework)}",
         "",
@@ -117,13 +218,72 @@ def _framework_section(framework: str, sub: pd.DataFrame) -> list[str]:
         _row(["---"] * len(head)),
         *rows,
         "",
-        f"<details><summary>reproduce a {md(framework)} cell</summary>",
+        f"<details><summary>reproduce a {md(framework)} baseline</summary>",
         "",
-        fenced(commands, "sh"),
+        reproduce_block(base["cell"].tolist(), base["backend"].tolist()),
         "",
         "</details>",
         "",
     ]
+
+
+# ---------------------------------------------------------------- FAULTS.md
+
+
+def faults(frame: pd.DataFrame, head: Header) -> str:
+    parts = [
+        "# Faults",
+        "",
+        "For each fault scenario, what each stack showed (the signature and the stage it "
+        "surfaced at), how that was observed, and what the plan expected. Which stack works "
+        "with which driver: [COMPATIBILITY.md](COMPATIBILITY.md); each signature's cause and "
+        "fix: [SIGNATURES.md](SIGNATURES.md).",
+        "",
+        *_header_lines(head),
+        "",
+        GLYPH_LEGEND,
+        "",
+        LEVELS_LEGEND,
+        "",
+    ]
+    for framework, sub in frame.groupby("framework", sort=True):
+        parts += _faults_section(str(framework), sub)
+    return "\n".join(parts)
+
+
+def stack_label(row: Sequence[str]) -> str:
+    version, cuda, cudnn, python, base = row
+    return f"{version} cu{cuda} cudnn{cudnn} py{python} {base}"
+
+
+def _faults_section(framework: str, sub: pd.DataFrame) -> list[str]:
+    labels = {
+        s: md(stack_label(r))
+        for s, r in zip(
+            sub["stack"].tolist(),
+            sub[["version", "cuda", "cudnn_installed", "python", "base"]].to_numpy().tolist(),
+            strict=True,
+        )
+    }
+    out = [f"## {md(framework)}", ""]
+    for scenario, rows in sub.groupby("scenario", sort=True):
+        out += [f"### {md(str(scenario))}", "", _row(["result", "expected", "stacks"])]
+        out.append(_row(["---"] * 3))
+        keys = ["klass", "level", "verdict", "expected"]
+        for (klass, level, verdict, expected), group in rows.groupby(keys, sort=False):
+            stacks = ", ".join(labels[s] for s in group["stack"].tolist())
+            out.append(_row([verdict_cell(klass, level, verdict), md(expected), stacks]))
+        because = sorted({b for b in rows["because"].tolist() if b})
+        out += ["", *(f"- because: {md(b, False)}" for b in because), ""]
+    out += [
+        f"<details><summary>reproduce a {md(framework)} cell</summary>",
+        "",
+        reproduce_block(sub["cell"].tolist(), sub["backend"].tolist()),
+        "",
+        "</details>",
+        "",
+    ]
+    return out
 
 
 # ---------------------------------------------------------------- SIGNATURES.md
@@ -135,25 +295,35 @@ def signatures(frame: pd.DataFrame, catalog: Sequence[Signature]) -> str:
     with_line = seen[seen["obs_line"] != ""]
     excerpts = with_line.groupby("obs_signature")["obs_line"].first().to_dict()
     secondary = _secondary(frame)
+    stacks = _stacks_by(seen)
     parts = [
         "# Failure signatures",
         "",
-        "Every signature of the catalog (scenarios/signatures.yaml), where these results "
-        "observed it, and a decisive line from a real run.",
+        "Every signature of the catalog (scenarios/signatures.yaml), how many cells of these "
+        "results showed it, its cause, the fix for each stack it was seen on, and a decisive "
+        "line from a real run.",
         "",
     ]
     for sig in catalog:
-        parts += _signature(sig, cells.get(sig.id), excerpts.get(sig.id), secondary)
+        found = Found(cells.get(sig.id), secondary.get(sig.id), excerpts.get(sig.id))
+        parts += _signature(sig, found, stacks.get(sig.id, []))
     parts += _uncatalogued({k: v for k, v in cells.items() if k not in {s.id for s in catalog}})
     return "\n".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
 class Seen:
-    """Where one signature was seen: how often, and the first cells (the ones linked)."""
+    """Where one signature was seen: how often, and the first cells (the ones named)."""
 
     total: int
     first: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    cells: Seen | None
+    secondary: Seen | None
+    excerpt: str | None
 
 
 def _cells_by(signature: pd.Series, cell: pd.Series) -> dict[str, Seen]:
@@ -170,35 +340,55 @@ def _secondary(frame: pd.DataFrame) -> dict[str, Seen]:
     return _cells_by(pairs["sig"], pairs["cell"])
 
 
+def _stacks_by(seen: pd.DataFrame) -> dict[str, list[tuple[str, str, str]]]:
+    """signature -> the (framework, CUDA, cuDNN as installed) it was seen with."""
+    cols = ["obs_signature", "framework", "cuda", "cudnn_installed"]
+    rows = seen[cols].drop_duplicates().to_numpy().tolist()
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for sig, framework, cuda, cudnn in rows:
+        out.setdefault(sig, []).append((framework, cuda, cudnn))
+    return out
+
+
 def _cells_line(label: str, seen: Seen) -> str:
-    shown = ", ".join(link(c) for c in seen.first)
+    shown = ", ".join(code(c, False) for c in seen.first)
     more = f", and {seen.total - len(seen.first)} more" if seen.total > len(seen.first) else ""
     word = "cell" if seen.total == 1 else "cells"
     return f"- {label} {seen.total} {word}: {shown}{more}"
 
 
-def _source(text: str) -> str:
-    return f"<{text}>" if re.match(r"https?://\S+$", text) else md(text)
+def _fixes(sig: Signature, stacks: list[tuple[str, str, str]]) -> list[str]:
+    """The catalog's steps; then, for each framework and CUDA major seen, the steps as they
+    read for that stack where they differ."""
+    lines = ["- fix:", *(f"  {i}. {md(step, False)}" for i, step in enumerate(sig.fix, 1))]
+    done = set()
+    for framework, cuda, cudnn in stacks:
+        advice = advice_for(framework, cuda, cudnn)
+        steps = fix_steps(sig.fix, advice)
+        if steps == sig.fix or steps in done:
+            continue
+        done.add(steps)
+        lines.append(f"- fix for {md(advice.label, False)}:")
+        lines += [f"  {i}. {md(step, False)}" for i, step in enumerate(steps, 1)]
+    return lines
 
 
-def _signature(
-    sig: Signature, cells: Seen | None, excerpt: str | None, secondary: dict[str, Seen]
-) -> list[str]:
+def _signature(sig: Signature, found: Found, stacks: list[tuple[str, str, str]]) -> list[str]:
+    seen = found.cells
     lines = [
-        f"## {code(sig.id)}: {md(sig.title)}",
+        f"## {code(sig.id, False)}: {md(sig.title, False)}",
         "",
         f"- usual stage: {sig.stage.value if sig.stage else 'any'}",
-        f"- frameworks: {md(', '.join(sig.frameworks)) or 'any'}",
-        _cells_line("observed in", cells) if cells else "- observed: never in these results",
+        f"- frameworks: {md(', '.join(sig.frameworks), False) or 'any'}",
+        _cells_line("seen in", seen) if seen else "- never observed here",
     ]
-    if sig.id in secondary:
-        lines.append(_cells_line("also seen (not the root cause) in", secondary[sig.id]))
-    lines += [f"- cause: {md(sig.cause)}", "- fix:"]
-    lines += [f"  {i}. {md(step)}" for i, step in enumerate(sig.fix, 1)]
-    lines += ["- sources:", *(f"  - {_source(s)}" for s in sig.sources)]
-    lines.append(f"- defined at: {md(str(sig.where))}")
-    if excerpt:
-        lines += ["", "Decisive line from a real run:", "", fenced(excerpt)]
+    if found.secondary:
+        lines.append(_cells_line("also seen (not the root cause) in", found.secondary))
+    lines += [f"- cause: {md(sig.cause, False)}", *_fixes(sig, stacks)]
+    lines += ["- sources:", *(f"  - {source(s)}" for s in sig.sources)]
+    lines.append(f"- defined at: {md(str(sig.where), False)}")
+    if found.excerpt:
+        lines += ["", "Decisive line from a real run:", "", fenced(found.excerpt)]
     return [*lines, ""]
 
 
@@ -206,7 +396,7 @@ def _uncatalogued(cells: dict[str, Seen]) -> list[str]:
     if not cells:
         return []
     lines = ["## Observed but not in the catalog", ""]
-    lines += [_cells_line(f"{code(sid)} in", found) for sid, found in sorted(cells.items())]
+    lines += [_cells_line(f"{code(sid, False)} in", found) for sid, found in sorted(cells.items())]
     return [*lines, ""]
 
 
@@ -227,10 +417,10 @@ def _diff_sections(
         ("Fixed", [f"- {name(c)}" for c in d.fixed]),
         (
             "Changed verdicts",
-            [f"- {name(c.cell)}: {md(c.before)} → {md(c.after)}" for c in d.changed],
+            [f"- {name(c.cell)}: {md(c.before, False)} → {md(c.after, False)}" for c in d.changed],
         ),
         ("New cells", [f"- {name(c)}" for c in d.added]),
-        ("Removed cells", [f"- {code(c)}" for c in d.removed]),  # not in the page any more
+        ("Removed cells", [f"- {code(c, False)}" for c in d.removed]),  # not in the page any more
     ]
     out: list[str] = []
     for title, items in sections:
@@ -248,25 +438,28 @@ def diff_markdown(d: Diff) -> str:
 def _attention(frame: pd.DataFrame) -> list[str]:
     bad = frame[frame["klass"].isin(["drift", "timeout", "errored"])]
     cols = zip(bad["cell"], bad["klass"], bad["expected"], bad["verdict"], strict=True)
-    return [f"- {code(c)}: {k}: expected {md(e)}, observed {md(v)}" for c, k, e, v in cols]
+    return [
+        f"- {code(c, False)}: {k}: expected {md(e, False)}, observed {md(v, False)}"
+        for c, k, e, v in cols
+    ]
 
 
 def step_summary(summary: ReportSummary, frame: pd.DataFrame, head: Header) -> str:
     """For the job's summary page, where links into the report folder would not resolve."""
-    c = summary.counts
-    counts: list[Any] = [c.cells, c.passed, c.failed_as_expected, c.drift, c.timeout]
-    counts += [c.errored, c.interrupted, c.predicted]
-    names = ["cells", "pass", "fail as expected", "drift", "timeout", "errored"]
-    names += ["interrupted", "predicted"]
+    names, counts = zip(*summary.counts.items(), strict=True)
+    levels = " · ".join(f"{n} {level}" for level, n in summary.counts.levels)
     attention = _attention(frame)
     lines = [
         "## stackmatrix report",
         "",
-        f"{md(head.completeness)} · profile {md(head.profile)} · driver {md(head.driver)}",
+        f"{md(head.completeness, False)} · profile {md(head.profile, False)} · "
+        f"driver {md(head.driver, False)}",
         "",
         _row(names),
         _row(["---:"] * len(names)),
         _row(map(str, counts)),
+        "",
+        f"Evidence: {levels}",
         "",
         f"### Drift, timeouts and errors ({len(attention)})",
         "",
@@ -278,5 +471,5 @@ def step_summary(summary: ReportSummary, frame: pd.DataFrame, head: Header) -> s
         "",
     ]
     if summary.diff.previous:
-        lines += _diff_sections(summary.diff, "####", SUMMARY_CAP, code)
+        lines += _diff_sections(summary.diff, "####", SUMMARY_CAP, lambda c: code(c, False))
     return "\n".join(lines)

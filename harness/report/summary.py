@@ -10,8 +10,8 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped]
 
 from harness.model import Plan
-from harness.report.frame import NOT_RUN, PREDICTED
-from harness.report.types import Change, Counts, Diff, Header
+from harness.report.frame import LEVEL_ORDER, NOT_RUN, PREDICTED, UNOBSERVABLE
+from harness.report.types import Change, Counts, Diff, Header, Origin
 
 BAD = frozenset({"drift", "timeout", "errored"})  # what CI should look at
 OBSERVED = frozenset({"pass", "expected-fail", "drift", "timeout"})  # a run showed this
@@ -25,12 +25,22 @@ _COUNTED = {
     "errored": "errored",
     "interrupted": "interrupted",
     "predicted": PREDICTED,
+    "unobservable": UNOBSERVABLE,
 }
 
 
 def count(frame: pd.DataFrame) -> Counts:
     n: dict[str, int] = frame["klass"].value_counts().to_dict()
-    return Counts(cells=len(frame), **{f: int(n.get(k, 0)) for f, k in _COUNTED.items()})
+    by_level: dict[str, int] = frame["level"].value_counts().to_dict()
+    levels = tuple((lvl, int(by_level[lvl])) for lvl in LEVEL_ORDER if by_level.get(lvl))
+    counted = {f: int(n.get(k, 0)) for f, k in _COUNTED.items()}
+    return Counts(cells=len(frame), levels=levels, **counted)
+
+
+def lone_shard(plans: Sequence[Plan]) -> tuple[int, int] | None:
+    """The shard these results are, where they are all of one shard (and so not the whole)."""
+    shards = {p.shard for p in plans}
+    return shards.pop() if len(shards) == 1 and None not in shards else None
 
 
 def coverage_gaps(plans: Sequence[Plan]) -> tuple[str, ...]:
@@ -73,7 +83,7 @@ def _joined(values: Iterable[str], default: str) -> str:
     return ", ".join(found) if found else default
 
 
-def header(frame: pd.DataFrame, plans: Sequence[Plan], completeness: str) -> Header:
+def header(frame: pd.DataFrame, plans: Sequence[Plan], completeness: str, origin: Origin) -> Header:
     ran = frame[frame["status"] != NOT_RUN]
     plan_driver = _joined((p.driver.to_json() for p in plans), "unknown")
     when = pd.to_datetime(ran["started"], utc=True, format="ISO8601", errors="coerce")
@@ -85,6 +95,7 @@ def header(frame: pd.DataFrame, plans: Sequence[Plan], completeness: str) -> Hea
         newest=str(newest) or "no results",
         completeness=completeness,
         backends=_joined(ran["backend"].unique(), "none"),
+        origin=origin,
     )
 
 

@@ -18,6 +18,28 @@ class Counts:
     errored: int
     interrupted: int
     predicted: int
+    unobservable: int = 0  # the fault could not show here: never a pass
+    levels: tuple[tuple[str, int], ...] = ()  # evidence level -> cells, in LEVEL_ORDER
+
+    def items(self) -> tuple[tuple[str, int], ...]:
+        """(name, count) in the order every rendering shows them."""
+        return (
+            ("cells", self.cells),
+            ("pass", self.passed),
+            ("fail as expected", self.failed_as_expected),
+            ("not observable here", self.unobservable),
+            ("drift", self.drift),
+            ("timeout", self.timeout),
+            ("errored", self.errored),
+            ("interrupted", self.interrupted),
+            ("predicted", self.predicted),
+        )
+
+    def text(self) -> str:
+        (_, cells), *rest = self.items()
+        levels = ", ".join(f"{n} {name}" for name, n in self.levels)
+        tally = ", ".join(f"{n} {name}" for name, n in rest)
+        return f"{cells} cells: {tally}" + (f"; evidence: {levels}" if levels else "")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,6 +62,18 @@ class Diff:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Origin:
+    """What made the report: the harness version, its git commit, the matrix file's digest."""
+
+    version: str
+    commit: str = "unknown"
+    matrix: str = "unknown"
+
+    def text(self) -> str:
+        return f"stackmatrix {self.version} (commit {self.commit})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Header:
     profile: str
     driver: str
@@ -47,9 +81,12 @@ class Header:
     newest: str
     completeness: str
     backends: str
+    origin: Origin
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
         return (
+            ("harness", self.origin.text()),
+            ("matrix", self.origin.matrix),
             ("profile", self.profile),
             ("driver", self.driver),
             ("GPU", self.gpu),
@@ -72,27 +109,40 @@ class ReportSummary:
     diff: Diff
     paths: tuple[Path, ...]
     gaps: tuple[str, ...] = ()
+    shard: tuple[int, int] | None = None  # these results are one shard of a plan
+    why: tuple[str, ...] = ()  # per drift cell: "expected ..., observed ..."
+
+    @property
+    def completeness(self) -> str:
+        return completeness_text(self.partial, self.finished, self.planned, self.gaps, self.shard)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing finished: a run that did no work is no evidence of anything."""
+        return self.finished == 0
 
     def text(self) -> str:
-        c = self.counts
         lines = [
-            f"{c.cells} cells: {c.passed} pass, {c.failed_as_expected} fail as expected, "
-            f"{c.drift} drift, {c.timeout} timeout, {c.errored} errored, "
-            f"{c.interrupted} interrupted, {c.predicted} predicted",
-            completeness_text(self.partial, self.finished, self.planned, self.gaps),
+            self.counts.text(),
+            self.completeness,
             diff_line(self.diff),
         ]
         return "\n".join(lines + [f"wrote {p}" for p in self.paths]) + "\n"
 
 
 def completeness_text(
-    partial: bool | None, finished: int, planned: int | None, gaps: Sequence[str] = ()
+    partial: bool | None,
+    finished: int,
+    planned: int | None,
+    gaps: Sequence[str] = (),
+    shard: tuple[int, int] | None = None,
 ) -> str:
     if planned is None:
         return f"completeness unknown (no plan.json): {finished} cells finished"
     word = "PARTIAL" if partial else "COMPLETE"
+    of = f"shard {shard[0]} of {shard[1]}: " if shard else ""
     why = f" ({'; '.join(gaps)})" if gaps else ""
-    return f"{word}: {finished} of {planned} cells have results{why}"
+    return f"{word}: {of}{finished} of {planned} cells have results{why}"
 
 
 def diff_line(d: Diff) -> str:

@@ -1,12 +1,15 @@
 """The published report: `write_all` reads every results folder, builds the frame (frame),
-and writes COMPATIBILITY.md and SIGNATURES.md (md), index.html (html), results.csv and
-junit.xml (export), DIFF.md and report.json (summary) into one folder; it is the only function
-of the report that writes. It returns a ReportSummary for the CLI to print.
+and writes COMPATIBILITY.md, FAULTS.md and SIGNATURES.md (md), index.html (html), results.csv
+and junit.xml (export), DIFF.md and report.json (summary) into one folder; it and
+`append_text` (the CI step summary) are the only writers of the report. It returns a
+ReportSummary for the CLI to print.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -14,16 +17,17 @@ from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 
+from harness import __version__
 from harness.errors import ConfigError
 from harness.fs import atomic_write
 from harness.model import Plan, RunResult, Signature
 from harness.report.export import csv_text, junit_xml
 from harness.report.frame import FINAL, build_frame
 from harness.report.html import render_page
-from harness.report.md import compatibility, diff_markdown, signatures, step_summary
+from harness.report.md import compatibility, diff_markdown, faults, signatures, step_summary
 from harness.report.read import read_plans, read_results
-from harness.report.summary import count, coverage_gaps, diff, header, snapshot
-from harness.report.types import Diff, Header, ReportSummary, completeness_text
+from harness.report.summary import count, coverage_gaps, diff, header, lone_shard, snapshot
+from harness.report.types import Diff, Header, Origin, ReportSummary, completeness_text
 
 SNAPSHOT = "report.json"  # what the next report diffs against
 
@@ -43,10 +47,12 @@ def write_all(
     catalog: Sequence[Signature],
     env: Mapping[str, str],
     choose: Callable[[Plan], Plan] | None = None,
+    origin: Origin | None = None,
 ) -> ReportSummary:
     """Read every results folder, write every report file into `out`, append the CI summary
     to the file `env["GITHUB_STEP_SUMMARY"]` names, if any. `choose`: the selection
     (--shard, --stack, --cell) over the cells the plans hold; only those are reported."""
+    out_folder(out)
     plans, runs = read_plans(results), read_results(results)
     if choose is not None:
         plans, runs = chosen(plans, runs, choose)
@@ -56,16 +62,22 @@ def write_all(
     planned = len(frame) if plans else None  # planned cells and any others that have results
     gaps = coverage_gaps(plans)  # a lone shard is partial even with all its cells done
     partial = None if planned is None else finished < planned or bool(gaps)
-    head = header(frame, plans, completeness_text(partial, finished, planned, gaps))
+    shard = lone_shard(plans)
+    origin = origin or Origin(version=__version__)
+    completeness = completeness_text(partial, finished, planned, gaps, shard)
+    head = header(frame, plans, completeness, origin)
     changes = diff(previous, frame)
     paths = []
     for name, text in render(frame, head, catalog, changes).items():
         atomic_write(out / name, text)
         paths.append(out / name)
+    drift = frame[frame["klass"] == "drift"]
     summary = ReportSummary(
         counts=count(frame), partial=partial, finished=finished, planned=planned,
-        drift=tuple(frame.loc[frame["klass"] == "drift", "cell"]), diff=changes,
-        paths=tuple(paths), gaps=gaps,
+        drift=tuple(drift["cell"]), diff=changes, paths=tuple(paths), gaps=gaps, shard=shard,
+        why=tuple(f"expected {e}, observed {v}" for e, v in zip(
+            drift["expected"], drift["verdict"], strict=True
+        )),
     )  # fmt: skip
     step = env.get("GITHUB_STEP_SUMMARY")
     if step:
@@ -85,17 +97,21 @@ def chosen(
             "its journal",
             help="report these results without a selection, or run them again",
         )
-    cells = {c.id: c for p in plans for c in p.cells}
-    union = replace(plans[0], cells=tuple(cells.values()), shard=None, selectors=())
+    every = {c.id: c for p in plans for c in p.cells}
+    union = replace(plans[0], cells=tuple(every.values()), shard=None, selectors=())
     picked = choose(union)
     keep = {c.id for c in picked.cells}
-    what = picked.selectors + (
-        (f"--shard {picked.shard[0]}/{picked.shard[1]}",) if picked.shard else ()
-    )
-    out = [
-        replace(p, cells=tuple(c for c in p.cells if c.id in keep), selectors=(*p.selectors, *what))
-        for p in plans
-    ]
+    # A --shard of a whole plan is that shard (the report says "shard 1 of 2", and the other
+    # shards are gaps); a shard of a shard is only a selection.
+    out = []
+    for plan in plans:
+        cells = tuple(c for c in plan.cells if c.id in keep)
+        what, shard = picked.selectors, plan.shard
+        if picked.shard and shard is None:
+            shard = picked.shard
+        elif picked.shard:
+            what += (f"--shard {picked.shard[0]}/{picked.shard[1]}",)
+        out.append(replace(plan, cells=cells, shard=shard, selectors=(*plan.selectors, *what)))
     return out, [r for r in runs if r.cell in keep]
 
 
@@ -103,11 +119,11 @@ def render(
     frame: pd.DataFrame, head: Header, catalog: Sequence[Signature], changes: Diff
 ) -> dict[str, str]:
     """File name -> text, for every file of the report folder."""
-    titles = {s.id: s.title for s in catalog}
     return {
         "COMPATIBILITY.md": compatibility(frame, head),
+        "FAULTS.md": faults(frame, head),
         "SIGNATURES.md": signatures(frame, catalog),
-        "index.html": render_page(frame, head.pairs(), titles),
+        "index.html": render_page(frame, head.pairs(), catalog, count(frame).items()),
         "results.csv": csv_text(frame),
         "junit.xml": junit_xml(frame),
         "DIFF.md": diff_markdown(changes),
@@ -116,8 +132,36 @@ def render(
 
 
 def append_text(path: Path, text: str) -> None:
-    """GitHub reads the step summary after the step; other steps may have written to it."""
-    before = path.read_text(encoding="utf-8") if path.exists() else ""
-    if before and not before.endswith("\n"):
-        before += "\n"
-    atomic_write(path, before + text)
+    """Append, as GitHub documents for GITHUB_STEP_SUMMARY: other steps may have written to it,
+    and the path may be something that is not ours to replace (/dev/null). A regular file that
+    does not end in a newline gets one first, so this summary starts on its own line."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISREG(info.st_mode) and info.st_size:
+        with path.open("rb") as f:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) != b"\n":
+                text = "\n" + text
+    with path.open("a", encoding="utf-8") as f:
+        f.write(text)
+
+
+def out_folder(out: Path) -> None:
+    """--out: a folder that exists or can be made, and that we may write into."""
+    why = ""
+    if out.exists() and not out.is_dir():
+        why = "exists and is not a folder"
+    else:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            why = f"cannot be made: {exc.strerror or exc}"
+        if not why and not os.access(out, os.W_OK | os.X_OK):
+            why = "is not writable"
+    if why:
+        raise ConfigError(
+            f"--out {out} {why}",
+            help="pass --out a folder the report may create or write into (default: reports)",
+        )

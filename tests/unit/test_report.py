@@ -3,10 +3,10 @@ completeness, the diff between two reports, JUnit, the CI step summary."""
 
 from __future__ import annotations
 
-import base64
 import csv
 import io
 import json
+import os
 import re
 import shutil
 import xml.etree.ElementTree as ET
@@ -36,7 +36,8 @@ from harness.model import (
     Where,
 )
 from harness.report import ReportSummary, reproduce_command, write_all
-from harness.report.md import md
+from harness.report.advice import advice_for, fix_step
+from harness.report.md import code, md, source
 from harness.report.summary import coverage_gaps
 from tests.conftest import FIXTURES
 from tests.unit.golden import check_golden
@@ -226,7 +227,8 @@ def test_step_summary_is_appended_and_golden(shards: list[Path], tmp_path: Path)
 def test_no_step_summary_without_the_variable(shards: list[Path], tmp_path: Path) -> None:
     summary = report(shards, tmp_path / "out")
     assert {p.parent for p in summary.paths} == {tmp_path / "out"}
-    names = {"COMPATIBILITY.md", "SIGNATURES.md", "index.html", "results.csv", "junit.xml"}
+    names = {"COMPATIBILITY.md", "FAULTS.md", "SIGNATURES.md", "index.html", "results.csv"}
+    names |= {"junit.xml"}
     assert {p.name for p in summary.paths} == {*names, "DIFF.md", "report.json"}
 
 
@@ -334,7 +336,9 @@ def test_a_lone_shard_is_partial(tmp_path: Path) -> None:
     first = sharded(tmp_path, every_cell_finished())[0]
     summary = report([first], tmp_path / "out")
     assert (summary.partial, summary.finished, summary.planned) == (True, 6, 6)
-    expected = "PARTIAL: 6 of 6 cells have results (smoke: shard 2/2 not in these results)"
+    expected = (
+        "PARTIAL: shard 1 of 2: 6 of 6 cells have results (smoke: shard 2/2 not in these results)"
+    )
     assert expected + "\n" in summary.text()
     text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
     assert f"- **completeness**: {expected}\n" in text
@@ -400,7 +404,9 @@ def test_a_plan_alone_predicts_every_cell(tmp_path: Path) -> None:
     assert (summary.partial, summary.finished, summary.counts.predicted) == (True, 0, 9)
     text = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
     assert "- **newest result**: no results\n" in text
-    assert "[fail: cudnn_missing @ import](" in text
+    assert "| ❔ pass P |" in text
+    faults = (tmp_path / "out" / "FAULTS.md").read_text(encoding="utf-8")
+    assert "| ❔ fail: cudnn_missing @ import P | fail: cudnn_missing @ import |" in faults
 
 
 @pytest.mark.parametrize(
@@ -450,30 +456,32 @@ def test_html_escapes_everything_from_the_data(shards: list[Path], tmp_path: Pat
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; gone" in page
     assert "<script>alert" not in page
     assert "engine &lt;gone&gt; &amp; out" in page  # an errored cell shows its exception
-    assert page.count("<script>") == 1  # the filters, nothing else
+    assert page.count("<script>") == 1  # the page's own script, nothing else
+    assert page.count("</script>") == 2  # that one and the JSON data's
+    data = re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)
+    assert data and "\\u003cscript>alert(1)\\u003c/script>" in data.group(1)
 
 
 def test_html_is_self_contained_with_an_anchor_per_cell(shards: list[Path], tmp_path: Path) -> None:
     report(shards, tmp_path / "out")
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
-    assert "<link" not in page
+    assert "<link" not in page and "<img" not in page  # the grid is HTML, not a picture
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in page
     ids = re.findall(r'<tr id="([^"]+)"', page)
     assert sorted(ids) == sorted(csv_rows(tmp_path / "out"))
-    png = re.search(r'src="data:image/png;base64,([^"]+)"', page)
-    assert png and base64.b64decode(png.group(1)).startswith(b"\x89PNG\r\n\x1a\n")
-    for attr in ("data-fw", "data-sig", "data-k"):
+    assert len(re.findall(r'<button type="button" class="c k-', page)) == len(ids)
+    for attr in ("data-fw", "data-stack", "data-sc", "data-sig", "data-k", "data-lvl"):
         assert f'{attr}="' in page
     assert '<option value="cudnn_missing">cudnn_missing: cuDNN library not found</option>' in page
+    assert '<output id="shown">9 of 9 shown</output>' in page
 
 
-def test_markdown_links_point_at_the_html_anchors(shards: list[Path], tmp_path: Path) -> None:
+def test_markdown_has_no_links_into_the_page(shards: list[Path], tmp_path: Path) -> None:
+    """GitHub shows index.html as source: the Markdown links only Markdown."""
     report(shards, tmp_path / "out")
-    md = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
-    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
-    targets = set(re.findall(r"\(index\.html#([^)]+)\)", md))
-    assert len(targets) == 9
-    assert all(f'<tr id="{t}"' in page for t in targets)
+    for name in ("COMPATIBILITY.md", "FAULTS.md", "SIGNATURES.md"):
+        assert "index.html#" not in (tmp_path / "out" / name).read_text(encoding="utf-8"), name
 
 
 # ---------------------------------------------------------------- JUnit and CSV
@@ -484,13 +492,20 @@ def test_junit_one_testcase_per_cell(shards: list[Path], tmp_path: Path) -> None
     root = ET.parse(tmp_path / "out" / "junit.xml").getroot()
     cases = root.findall("./testsuite/testcase")
     assert len(cases) == 9
-    kinds = {(c.get("classname"), c.get("name")): [e.tag for e in c] for c in cases}
-    assert kinds[(T1, "missing-cudnn")] == []  # failed as expected: a pass
-    assert kinds[(T1, "cudnn-older-runtime")] == ["failure"]  # drift
-    assert kinds[(T2, "cudnn-older-runtime")] == ["failure"]  # timeout
-    assert kinds[(TF, "baseline")] == ["error"]
-    assert kinds[(T2, "missing-cudnn")] == ["skipped"]  # interrupted
-    assert kinds[(TF, "cudnn-older-runtime")] == ["skipped"]  # not run
+    kinds = {
+        (c.get("classname"), c.get("name")): [e.tag for e in c if e.tag != "properties"]
+        for c in cases
+    }
+    t1, t2, tf = (f"{s.split('-', 1)[0]}.{s.replace('.', '_')}" for s in (T1, T2, TF))
+    assert {c.get("classname") for c in cases} == {t1, t2, tf}  # one dot: framework.stack
+    assert kinds[(t1, "missing-cudnn")] == ["system-out"]  # failed as expected: a pass
+    assert kinds[(t1, "cudnn-older-runtime")] == ["failure"]  # drift
+    assert kinds[(t2, "cudnn-older-runtime")] == ["failure"]  # timeout
+    assert kinds[(tf, "baseline")] == ["error"]
+    assert kinds[(t2, "missing-cudnn")] == ["skipped"]  # interrupted
+    assert kinds[(tf, "cudnn-older-runtime")] == ["skipped"]  # not run
+    props = {p.get("name"): p.get("value") for p in cases[0].iter("property")}
+    assert set(props) >= {"driver", "gpu", "image", "evidence", "backend"}
     suite = root.find("testsuite")
     assert suite is not None
     assert [suite.get(a) for a in ("tests", "failures", "errors", "skipped")] == [
@@ -499,12 +514,16 @@ def test_junit_one_testcase_per_cell(shards: list[Path], tmp_path: Path) -> None
         "1",
         "2",
     ]
-    drift = next(c for c in cases if (c.get("classname"), c.get("name")) == (TF, "missing-cudnn"))
+    drift = next(c for c in cases if (c.get("classname"), c.get("name")) == (tf, "missing-cudnn"))
     failure = drift.find("failure")
     assert failure is not None
     assert failure.get("message") == (
         "expected fail: cudnn_missing @ import, observed fail: cuda_runtime_missing @ import "
         "(exit code 1)"
+    )
+    assert failure.text == (
+        "decisive line: ImportError: libcudart.so.12: cannot open shared object file | No such "
+        f"file\nreproduce: nox -s reproduce -- {TF}/missing-cudnn"
     )
 
 
@@ -519,7 +538,7 @@ def test_junit_survives_control_characters(tmp_path: Path) -> None:
     report([journal(tmp_path / "r", [rec])], tmp_path / "out")
     failure = ET.parse(tmp_path / "out" / "junit.xml").getroot().find(".//failure")
     assert failure is not None and failure.text is not None
-    assert failure.text == "boom <&> \ufffd end"
+    assert failure.text.startswith("decisive line: boom <&>  end\nreproduce: ")
 
 
 def test_csv_has_one_row_per_cell_and_the_columns(shards: list[Path], tmp_path: Path) -> None:
@@ -649,3 +668,183 @@ def test_markdown_text_is_escaped_outside_code_spans() -> None:
 def test_reproduce_command() -> None:
     assert reproduce_command(f"{T1}/baseline") == f"nox -s reproduce -- {T1}/baseline"
     assert reproduce_command(f"{T1}/baseline", "local").endswith("/baseline --backend local")
+
+
+# ---------------------------------------------------------------- evidence
+
+
+def test_an_unobservable_fault_is_never_a_pass(tmp_path: Path) -> None:
+    """A GPU-only fault that ran on a CPU runner and exited 0 shows as not observable here, in
+    every output."""
+    unseen = Expectation(outcome=Outcome.UNOBSERVABLE)
+    rec = result(f"{T1}/baseline", "passed", observed(Outcome.PASS), expected=unseen)
+    summary = report([journal(tmp_path / "r", [rec])], tmp_path / "out")
+    assert (summary.counts.passed, summary.counts.unobservable) == (0, 1)
+    assert ("not observable here", 1) in summary.counts.levels
+    row = csv_rows(tmp_path / "out")[f"{T1}/baseline"]
+    assert (row["verdict"], row["evidence_level"]) == ("not observable here", "not observable here")
+    compat = (tmp_path / "out" / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    assert (
+        "| \N{HEAVY MINUS SIGN} not observable here N |" in compat
+        and "✅" not in compat.split("## ")[-1]
+    )
+    case = ET.parse(tmp_path / "out" / "junit.xml").getroot().find(".//testcase")
+    assert case is not None and [e.tag for e in case][-1] == "skipped"
+
+
+# ---------------------------------------------------------------- hostile data
+
+HOSTILE = ('=HYPERLINK("https://x","y")', "+1+1", "@SUM(A1)", "-2", "\tx", "a\rb\x00\x07")
+
+
+def test_csv_fields_are_neutralised(tmp_path: Path) -> None:
+    records = [
+        result(
+            f"{T1}/{name}",
+            "failed",
+            observed(Outcome.FAIL, "cudnn_missing", Stage.IMPORT, line),
+            expected=NO_CUDNN,
+        )
+        for name, line in zip(EXPECTED, HOSTILE, strict=False)
+    ]
+    records.append(
+        result(f"{T2}/baseline", "failed", observed(Outcome.FAIL, "x", Stage.IMPORT, HOSTILE[3]))
+    )
+    report([journal(tmp_path / "r", records)], tmp_path / "out")
+    text = (tmp_path / "out" / "results.csv").read_text(encoding="utf-8")
+    assert "\r" not in text and "\x00" not in text and "\x07" not in text
+    lines = {r["cell"]: r["observed_decisive_line"] for r in csv_rows(tmp_path / "out").values()}
+    assert lines[f"{T1}/baseline"] == '\'=HYPERLINK("https://x","y")'
+    assert lines[f"{T1}/missing-cudnn"] == "'+1+1"
+    assert lines[f"{T1}/cudnn-older-runtime"] == "'@SUM(A1)"
+    assert lines[f"{T2}/baseline"] == "'-2"
+    assert len(text.splitlines()) == 1 + 4  # a bare CR split no row
+
+
+def test_a_hostile_cell_id_reaches_no_code_block(tmp_path: Path) -> None:
+    evil = replace(STACKS[T1], base="offline; curl x | sh")
+    cell = f"{evil.slug}/baseline"
+    rec = result(f"{T1}/baseline", "passed", observed(Outcome.PASS))
+    rec = rec | {"cell": cell, "stack": evil.to_json()}
+    report([journal(tmp_path / "r", [rec])], tmp_path / "out")
+    for name in ("COMPATIBILITY.md", "FAULTS.md"):
+        text = (tmp_path / "out" / name).read_text(encoding="utf-8")
+        block = text.split("```sh\n", 1)[1].split("```", 1)[0]
+        assert "curl" not in block and "1 cells left out" in block, name
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert '"reproduce":""' in page
+
+
+def test_reproduce_command_quotes_what_it_is_given() -> None:
+    assert reproduce_command("a b/c; rm -rf ~") == "nox -s reproduce -- 'a b/c; rm -rf ~'"
+
+
+def test_markdown_sources_link_only_validated_https() -> None:
+    assert source("https://docs.nvidia.com/x?y=1#z") == "<https://docs.nvidia.com/x?y=1#z>"
+    assert source('https://x"><script>alert(1)</script>') == (
+        '`https://x"><script>alert(1)</script>`'
+    )
+    assert source("http://example.com") == "`http://example.com`"
+    assert source("javascript:alert(1)") == "`javascript:alert(1)`"
+
+
+def test_code_spans_are_escaped_for_where_they_stand() -> None:
+    assert md("run `ldconfig -p | grep libcuda`", table=False) == "run `ldconfig -p | grep libcuda`"
+    assert md("run `ldconfig -p | grep libcuda`") == "run `ldconfig -p \\| grep libcuda`"
+    assert code("a`b", table=False) == "``a`b``"
+    assert md("bell\x07 esc\x1b[31mred\x1b[0m nul\x00") == "bell escred nul"
+
+
+def test_signatures_md_pastes_commands_and_names_counts(tmp_path: Path) -> None:
+    sig = replace(
+        CATALOG[0],
+        fix=(
+            "Check with `ldconfig -p | grep libcuda`.",
+            "`pip install nvidia-cudnn-cu12==<pinned>`",
+        ),
+        sources=('https://x"><script>alert(1)</script>',),
+    )
+    records = [
+        result(
+            f"{T1}/missing-cudnn", "failed", observed(Outcome.FAIL, "cudnn_missing", Stage.IMPORT)
+        )
+    ]
+    write_all(
+        [journal(tmp_path / "r", records)], tmp_path / "out", catalog=(sig, *CATALOG[1:]), env={}
+    )
+    text = (tmp_path / "out" / "SIGNATURES.md").read_text(encoding="utf-8")
+    assert "`ldconfig -p | grep libcuda`" in text
+    assert "<script>" not in text.replace('`https://x"><script>alert(1)</script>`', "")
+    assert "- seen in 1 cell:" in text and "- never observed here" in text
+    assert "- fix for torch, CUDA 13, cuDNN 9.26.0.51:" in text
+    assert "`pip install nvidia-cudnn-cu13==9.26.0.51`" in text
+
+
+def test_fix_steps_follow_the_stack() -> None:
+    step = "Reinstall: `pip install --force-reinstall nvidia-cudnn-cu12==<pinned>`"
+    assert fix_step(step, advice_for("torch", "13.0", "9.13.0.50")).endswith(
+        "nvidia-cudnn-cu13==9.13.0.50`"
+    )
+    both = "(`pip install --force-reinstall torch` / `tensorflow[and-cuda]`)"
+    assert fix_step(both, advice_for("tensorflow", "12.5", "9.3")) == "(`tensorflow[and-cuda]`)"
+
+
+# ---------------------------------------------------------------- outputs and exit status
+
+
+def test_step_summary_appends_to_what_is_there(shards: list[Path], tmp_path: Path) -> None:
+    """Appended, never replaced: a device such as /dev/null stays what it is."""
+    report(shards, tmp_path / "out", {"GITHUB_STEP_SUMMARY": os.devnull})
+    assert Path(os.devnull).is_char_device()
+    step = tmp_path / "summary.md"
+    step.write_text("one\n", encoding="utf-8")
+    inode = step.stat().st_ino
+    report(shards, tmp_path / "out", {"GITHUB_STEP_SUMMARY": str(step)})
+    assert step.stat().st_ino == inode and step.read_text(encoding="utf-8").startswith("one\n##")
+
+
+@pytest.mark.parametrize("kind", ["file", "under-a-file"])
+def test_out_must_be_a_folder_we_can_make(kind: str, shards: list[Path], tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("x", encoding="utf-8")
+    out = tmp_path / "f" if kind == "file" else tmp_path / "f" / "sub"
+    with pytest.raises(ConfigError, match=r"^--out ") as err:
+        report(shards, out)
+    assert err.value.help and err.value.exit_code == 2
+
+
+def run_cli(*argv: str) -> int:
+    from harness.cli import main
+
+    try:
+        return main(list(argv))
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
+def test_partial_and_empty_exit_three(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    matrix = str(Path(__file__).resolve().parents[2] / "matrix.yaml")
+    first = sharded(tmp_path, every_cell_finished())[0]
+    base = ("report", "--matrix", matrix, "--allow-drift", "--results", str(first))
+    assert run_cli(*base, "--out", str(tmp_path / "a")) == 3
+    assert "PARTIAL: shard 1 of 2" in capsys.readouterr().err
+    assert run_cli(*base, "--out", str(tmp_path / "b"), "--allow-partial") == 0
+    empty = tmp_path / "empty"
+    write_plan(empty, PLAN)
+    (empty / "journal.jsonl").write_text("", encoding="utf-8")
+    args = ("report", "--matrix", matrix, "--results", str(empty), "--allow-partial")
+    assert run_cli(*args, "--out", str(tmp_path / "c")) == 3
+    assert "empty run" in capsys.readouterr().err
+
+
+def test_github_annotations_and_groups(
+    shards: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    matrix = str(Path(__file__).resolve().parents[2] / "matrix.yaml")
+    args = ["report", "--matrix", matrix, "--out", str(tmp_path / "o")]
+    assert run_cli(*args, *(w for s in shards for w in ("--results", str(s)))) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("::group::stackmatrix report\n") and "::endgroup::\n" in out
+    assert f"::error title=stackmatrix drift::{TF}/missing-cudnn: expected fail" in out

@@ -1,0 +1,148 @@
+"""The report as people see it, in real headless Chromium (Debian's `chromium`, driven by
+Playwright's Python API; no browser download): COMPATIBILITY.md rendered the way GitHub lays out
+a Markdown file fits GitHub's 1,012 px column, for the smoke report and for the full profile;
+index.html has no horizontal overflow at 1,400 px, and its filters, "N of M shown", URL hash
+and cell detail work.
+
+Skips where Chromium or Playwright is missing, unless HARNESS_REQUIRE_BROWSER=1 (CI sets it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cli import catalog_of
+from harness.report import write_all
+from tests.conftest import ROOT, harness_cli
+
+GITHUB_COLUMN = 1012  # px: the Markdown column of a GitHub file view at its widest
+PAGE_WIDTH = 1400
+# What GitHub's markdown-body does to a table: 16px system font, 6px 13px cell padding, borders;
+# a table wider than the column scrolls inside it (display:block), so measure its scrollWidth.
+GITHUB_CSS = """
+body{margin:0}.markdown-body{width:1012px;padding:0;font:16px/1.5 -apple-system,
+BlinkMacSystemFont,"Segoe UI","Noto Sans",Helvetica,Arial,sans-serif}
+table{display:block;width:max-content;max-width:100%;overflow:auto;border-spacing:0;
+border-collapse:collapse}td,th{padding:6px 13px;border:1px solid #d1d9e0}
+code{font:85% ui-monospace,SFMono-Regular,Menlo,monospace;padding:.2em .4em}
+"""
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    exe = _chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        exe = None
+    if exe is None:
+        if os.environ.get("HARNESS_REQUIRE_BROWSER") == "1":
+            pytest.fail("HARNESS_REQUIRE_BROWSER=1 but no chromium or playwright here")
+        pytest.skip("needs Debian's chromium and the playwright package")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def _report(results: Path, out: Path) -> Path:
+    catalog = catalog_of(str(ROOT / "matrix.yaml")).signatures
+    write_all([results], out, catalog=catalog, env={})
+    return out
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The committed smoke journal, reported afresh."""
+    return _report(ROOT / "reports" / "results", tmp_path_factory.mktemp("smoke"))
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The full profile's plan (every cell predicted): the widest table the matrix makes."""
+    folder = tmp_path_factory.mktemp("full-results")
+    res = harness_cli("plan", "--profile", "full", "--format", "json", timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    (folder / "plan.json").write_text(res.stdout, encoding="utf-8")
+    assert len(json.loads(res.stdout)["cells"]) > 100
+    return _report(folder, tmp_path_factory.mktemp("full"))
+
+
+def table_widths(browser: Any, markdown: str) -> list[int]:
+    from markdown_it import MarkdownIt
+
+    body = MarkdownIt("commonmark").enable("table").render(markdown)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.set_content(
+        f'<html><head><meta charset="utf-8"><style>{GITHUB_CSS}</style></head>'
+        f'<body><article class="markdown-body">{body}</article></body></html>'
+    )
+    widths: list[int] = page.eval_on_selector_all("table", "ts => ts.map(t => t.scrollWidth)")
+    page.close()
+    return widths
+
+
+@pytest.mark.parametrize("profile", ["smoke", "full"])
+def test_compatibility_fits_a_github_column(
+    profile: str, browser: Any, request: pytest.FixtureRequest
+) -> None:
+    out: Path = request.getfixturevalue(profile)
+    widths = table_widths(browser, (out / "COMPATIBILITY.md").read_text(encoding="utf-8"))
+    assert widths and max(widths) <= GITHUB_COLUMN, widths
+
+
+def test_the_page_filters_shows_a_cell_and_keeps_state(browser: Any, smoke: Path) -> None:
+    page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 900})
+    url = (smoke / "index.html").as_uri()
+    page.goto(url)
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PAGE_WIDTH
+    assert page.text_content("#shown") == "49 of 49 shown"
+
+    page.select_option("#f-k", "unobservable")
+    assert page.text_content("#shown") == "13 of 49 shown"
+    assert "k=unobservable" in page.evaluate("location.hash")
+    assert page.locator("#results tbody tr:visible").count() == 13
+    assert page.locator("#grid .c.off").count() == 49 - 13
+
+    cell = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline/gpu-oom"
+    page.click(f'#grid .c[data-cell="{cell}"]')
+    detail = page.locator("#detail")
+    assert detail.is_visible()
+    text = detail.inner_text()
+    assert cell in text and "not observable here" in text
+    assert "because" in text and "reproduce" in text
+    assert f"nox -s reproduce -- {cell}" in text
+    assert "stackmatrix/stack:torch-2.15.0" in text  # the image
+    assert page.evaluate("document.documentElement.scrollWidth") <= PAGE_WIDTH
+
+    # The state lives in the URL: a fresh page from it shows the same filter and cell.
+    again = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 900})
+    again.goto(page.url)
+    assert again.text_content("#shown") == "13 of 49 shown"
+    assert again.locator("#detail").is_visible()
+    assert again.text_content("#d-title") == cell
+    page.close()
+    again.close()
+
+
+def test_a_failed_cell_shows_its_signature_cause_and_fix(browser: Any, smoke: Path) -> None:
+    page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 900})
+    cell = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline/missing-cudnn"
+    page.goto((smoke / "index.html").as_uri() + "#" + cell)
+    text = page.locator("#detail").inner_text()
+    assert "cudnn_missing" in text and "decisive line" in text
+    assert "cause" in text and "fix" in text and "expected" in text
+    assert "nvidia-cudnn-cu13" in text or "nvidia-cudnn-cu12" not in text  # the stack's major
+    page.close()
