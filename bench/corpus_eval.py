@@ -43,7 +43,9 @@ def main() -> int:
             misses.append({"case": r["case"], "label": r["signature"], "got": got})
     right = sum(n for (a, b), n in confusion.items() if a == b)
     benign_confident = sum(
-        n for (a, b), n in confusion.items() if a == "no_failure" and b not in ("no_failure", "unknown")
+        n
+        for (a, b), n in confusion.items()
+        if a == "no_failure" and b not in ("no_failure", "unknown")
     )
     result = {
         "half": args.half,
@@ -56,8 +58,10 @@ def main() -> int:
         ],
         "misses": misses,
     }
-    print(f"{args.half}: {right}/{len(rows)} = {result['accuracy']:.1%}, "
-          f"confident on benign: {benign_confident}")
+    print(
+        f"{args.half}: {right}/{len(rows)} = {result['accuracy']:.1%}, "
+        f"confident on benign: {benign_confident}"
+    )
     for m in misses:
         print(f"  miss {m['case']}: {m['label']} -> {m['got']}")
     if args.write:

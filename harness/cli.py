@@ -268,7 +268,9 @@ def cmd_diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
             chunks = context.keep(checked_chunks(stream, name))
             verdict = classify_chunks(chunks, loaded.catalog)
         except (OSError, ValueError) as exc:  # ValueError: a closed file
-            raise ConfigError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+            raise ConfigError(
+                f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}"
+            ) from None
     flag = f" --profile {args.profile}" if args.profile else ""
     found = reproducers(verdict.signature, loaded.plan, loaded.scenarios, profile_flag=flag)
     result = diagnosis(verdict, loaded.catalog, found, context.text())
@@ -295,9 +297,7 @@ class _Context:
             yield chunk
 
     def text(self) -> tuple[str, ...]:
-        return tuple(
-            part.decode("utf-8", "replace") for part in (self.tail, self.head) if part
-        )
+        return tuple(part.decode("utf-8", "replace") for part in (self.tail, self.head) if part)
 
 
 def catalog_of(matrix_path: str) -> Catalog:

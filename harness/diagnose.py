@@ -56,7 +56,9 @@ def diagnosis(
             signature=NO_FAILURE,
             title="No failure found",
             cause="The log holds no message of the catalog and no error line.",
-            fix=("If the run did fail, pass its whole output, stderr too (`cmd 2>&1 | tee run.log`).",),
+            fix=(
+                "If the run did fail, pass its whole output with stderr (`cmd 2>&1 | tee x.log`).",
+            ),
             stage=None,
             decisive_line=None,
             line_no=None,

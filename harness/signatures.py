@@ -213,9 +213,7 @@ class _Compiled:
         for i, (_, pats) in enumerate(needles):
             for _, s in pats:
                 needles_of.setdefault(s.id, []).append(i)
-        return _Compiled(
-            automaton, needles, noise, {k: tuple(v) for k, v in needles_of.items()}
-        )
+        return _Compiled(automaton, needles, noise, {k: tuple(v) for k, v in needles_of.items()})
 
 
 def _span(data: bytes, pos: int) -> tuple[int, int]:
@@ -372,8 +370,8 @@ def _unix(chunks: Iterable[bytes]) -> Iterator[bytes]:
     """The chunks with every \\r\\n and lone \\r as \\n: a progress bar redrawn with \\r is one
     line per redraw, so an error printed after it is a line of its own."""
     carry = b""
-    for chunk in chunks:
-        chunk = carry + chunk
+    for piece in chunks:
+        chunk = carry + piece
         carry = b"\r" if chunk.endswith(b"\r") else b""
         yield (chunk[:-1] if carry else chunk).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     if carry:

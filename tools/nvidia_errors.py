@@ -77,11 +77,17 @@ SIGNATURE: dict[str, str] = {
 MESSAGE_PATTERNS = {"cudaErrorInvalidDeviceFunction": "invalid device function"}
 
 # cudaError_t before CUDA 10.1 (the renumbering). Source: the CUDA 10.0 runtime API reference.
-LEGACY_SOURCE = "https://docs.nvidia.com/cuda/archive/10.0/cuda-runtime-api/group__CUDART__TYPES.html"
+LEGACY_SOURCE = (
+    "https://docs.nvidia.com/cuda/archive/10.0/cuda-runtime-api/group__CUDART__TYPES.html"
+)
 LEGACY = [
     (8, "cudaErrorInvalidDeviceFunction", "invalid device function"),
     (38, "cudaErrorNoDevice", "no CUDA-capable device is detected"),
-    (48, "cudaErrorNoKernelImageForDevice", "no kernel image is available for execution on the device"),
+    (
+        48,
+        "cudaErrorNoKernelImageForDevice",
+        "no kernel image is available for execution on the device",
+    ),
 ]
 
 _ENTRY = re.compile(
