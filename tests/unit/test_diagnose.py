@@ -105,7 +105,7 @@ def test_error_numbers_utf16_and_advice_from_the_log(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     text = "Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.3.0.\n"
-    text += "  File \"/x/site-packages/jax/_src/xla_bridge.py\", line 9\n/x/nvidia/cu13/lib\n"
+    text += '  File "/x/site-packages/jax/_src/xla_bridge.py", line 9\n/x/nvidia/cu13/lib\n'
     log = tmp_path / "ps.log"
     log.write_bytes(text.encode("utf-16"))  # PowerShell's `>`: UTF-16 with a BOM
     code, out, _ = diagnose(capsys, str(log), "--format", "json")
