@@ -51,7 +51,7 @@ def matrix(session: nox.Session) -> None:
     535.104.05 --shard 2/4`, `-- --backend local`; --results, --shard, --stack and --cell reach
     the report as well.
     """
-    session.install("-e", ".")
+    session.install("-e", ".[report]")
     allow = "--allow-drift" in session.posargs
     args = [a for a in session.posargs if a != "--allow-drift"]
     session.run("harness", "run", "--dry-run", *args)
@@ -79,7 +79,7 @@ def gpu(session: nox.Session) -> None:
     harness's dependencies are installed already: `nox --no-venv -s gpu -- ...`.
     """
     if session.venv_backend != "none":
-        session.install("-e", ".")
+        session.install("-e", ".[report]")
     allow = "--allow-drift" in session.posargs
     args = [a for a in session.posargs if a != "--allow-drift"]
     python = args[args.index("--python") : args.index("--python") + 2] if "--python" in args else []
@@ -102,33 +102,33 @@ def gpu(session: nox.Session) -> None:
 @nox.session
 def report(session: nox.Session) -> None:
     """The report from the journals: `nox -s report -- --results a/ --results b/` merges shards."""
-    session.install("-e", ".")
+    session.install("-e", ".[report]")
     session.run("harness", "report", *session.posargs)
 
 
 @nox.session
 def diagnose(session: nox.Session) -> None:
     """Name the failure in a log: `nox -s diagnose -- path/to/log [--format json]`."""
-    session.install("-e", ".")
+    session.install("-e", ".[report]")
     session.run("harness", "diagnose", *session.posargs)
 
 
 @nox.session
 def reproduce(session: nox.Session) -> None:
     """Replay one cell: `nox -s reproduce -- CELL [--profile full]`."""
-    session.install("-e", ".")
+    session.install("-e", ".[report]")
     session.run("harness", "reproduce", *session.posargs)
 
 
 @nox.session
 def build(session: nox.Session) -> None:
     """Build (or find cached) the images of a profile: `nox -s build -- --profile smoke`."""
-    session.install("-e", ".")
+    session.install("-e", ".[report]")
     session.run("harness", "build", *session.posargs)
 
 
 @nox.session
 def plan(session: nox.Session) -> None:
     """Print the plan of a profile: `nox -s plan -- --profile full --driver 535.104.05`."""
-    session.install("-e", ".")
+    session.install("-e", ".[report]")
     session.run("harness", "plan", *session.posargs)

@@ -34,8 +34,12 @@ def du(path: Path) -> int:
 
 
 def images() -> list[str]:
-    out = subprocess.run(["docker", "images", "--format", "{{.Repository}}:{{.Tag}}"],
-                         capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     return [i for i in out if i.startswith("stackmatrix/")]
 
 
@@ -44,16 +48,21 @@ def build(*args: str) -> dict[str, object]:
     wheels = cache_root(os.environ) / "wheels"
     before = du(wheels)
     t = time.monotonic()
-    subprocess.run([sys.executable, "-m", "harness", "build", "--json", str(out), *args],
-                   cwd=ROOT, check=True)
+    subprocess.run(
+        [sys.executable, "-m", "harness", "build", "--json", str(out), *args], cwd=ROOT, check=True
+    )
     seconds = time.monotonic() - t
     results = json.loads(out.read_text())
     out.unlink()
-    return {"args": list(args), "wall_seconds": round(seconds, 1),
-            "built": sum(r["status"] == "built" for r in results),
-            "cache_hits": sum(r["status"] == "cache-hit" for r in results),
-            "downloaded_bytes_reported": sum(r["downloaded"] for r in results),
-            "wheel_cache_growth_bytes": du(wheels) - before, "stacks": results}
+    return {
+        "args": list(args),
+        "wall_seconds": round(seconds, 1),
+        "built": sum(r["status"] == "built" for r in results),
+        "cache_hits": sum(r["status"] == "cache-hit" for r in results),
+        "downloaded_bytes_reported": sum(r["downloaded"] for r in results),
+        "wheel_cache_growth_bytes": du(wheels) - before,
+        "stacks": results,
+    }
 
 
 def main() -> None:
@@ -68,8 +77,10 @@ def main() -> None:
     report["warm"] = build()
     second = [s for s in report["cold"]["stacks"] if s["slug"] == SECOND][0]  # type: ignore[index]
     subprocess.run(["docker", "rmi", "-f", second["ref"]], check=True, capture_output=True)
-    first, other = read_lock(ROOT / f"images/locks/{FIRST}.json"), read_lock(
-        ROOT / f"images/locks/{SECOND}.json")
+    first, other = (
+        read_lock(ROOT / f"images/locks/{FIRST}.json"),
+        read_lock(ROOT / f"images/locks/{SECOND}.json"),
+    )
     assert first is not None and other is not None
     only = {w.filename for w in other.wheels} - {w.filename for w in first.wheels}
     for name in only:
@@ -78,9 +89,11 @@ def main() -> None:
     (ROOT / "bench/results/build-smoke.json").write_text(json.dumps(report, indent=1) + "\n")
     for k in ("cold", "warm", "second"):
         r = report[k]
-        print(f"{k:7s} {r['wall_seconds']:7.1f} s  built {r['built']}  "  # type: ignore[index]
-              f"downloaded {r['downloaded_bytes_reported'] / 1e9:.2f} GB "  # type: ignore[index]
-              f"(cache grew {r['wheel_cache_growth_bytes'] / 1e9:.2f} GB)")  # type: ignore[index]
+        print(
+            f"{k:7s} {r['wall_seconds']:7.1f} s  built {r['built']}  "  # type: ignore[index]
+            f"downloaded {r['downloaded_bytes_reported'] / 1e9:.2f} GB "  # type: ignore[index]
+            f"(cache grew {r['wheel_cache_growth_bytes'] / 1e9:.2f} GB)"
+        )  # type: ignore[index]
 
 
 if __name__ == "__main__":

@@ -9,6 +9,13 @@ temp folder first (not timed), then each is classified from disk in 1 MiB reads,
 
 Usage: python bench/classify_bench.py [--logs 1024] [--size 1048576]
 Writes bench/results/classify.json.
+
+    python bench/classify_bench.py --stress [--mb 100]
+
+The hard inputs instead (bench/results/classify-stress.json): a dense log (every line holds a
+needle: real failure lines, repeated), a log of unique lines (the same lines, each with its own
+timestamp and numbers), and single lines of 5, 10, 20 and 50 MB of dense errors with a
+different, higher-priority error at the very end, which must be found.
 """
 
 from __future__ import annotations
@@ -80,12 +87,68 @@ def chunks(path: Path, size: int = 1 << 20):  # type: ignore[no-untyped-def]
             yield block
 
 
+DENSE = [
+    "RuntimeError: CUDA error: out of memory",
+    "E0000 00:00:1712 12 cuda_dnn.cc:535] Could not create cudnn handle: "
+    "CUDNN_STATUS_INTERNAL_ERROR",
+    "host:2139:2250 [0] NCCL INFO Channel 00/02 :    0   1",
+    "W tensorflow/x.cc:64] Could not load dynamic library 'libnvinfer.so.7'; dlerror: "
+    "libnvinfer.so.7: cannot open shared object file: No such file or directory",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
+    "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
+]
+
+
+def stress_logs(mb: int) -> list[tuple[str, bytes, str]]:
+    n = mb * 1_000_000
+    dense = "\n".join(DENSE[i % len(DENSE)] for i in range(n // 60)).encode()[:n]
+    unique = "\n".join(
+        f"2024-03-01T10:{i // 60000 % 60:02d}:{i // 1000 % 60:02d}.{i:06d}Z [rank {i % 8}] step "
+        f"{i}: " + DENSE[i % len(DENSE)].replace("20.00", f"{i % 977}.00")
+        for i in range(n // 100)
+    ).encode()[:n]
+    out = [("dense", dense + b"\n", "gpu_oom"), ("unique_lines", unique + b"\n", "gpu_oom")]
+    for size in (5, 10, 20, 50):
+        unit = b"RuntimeError: CUDA error: out of memory; "
+        line = unit * (size * 1_000_000 // len(unit))
+        out.append(
+            (
+                f"one_line_{size}mb",
+                line + b"CUDA error: invalid device function\n",
+                "arch_unsupported",
+            )
+        )
+    return out
+
+
+def stress(mb: int) -> None:
+    catalog = read_catalog(ROOT / "scenarios" / "signatures.yaml")
+    results = []
+    for name, data, want in stress_logs(mb):
+        parts = [data[i : i + (1 << 20)] for i in range(0, len(data), 1 << 20)]
+        start = time.process_time()
+        got = classify_chunks(parts, catalog).signature
+        seconds = time.process_time() - start
+        results.append({
+            "input": name, "bytes": len(data), "cpu_seconds": round(seconds, 3),
+            "mb_per_s": round(len(data) / seconds / 1e6, 1), "expected": want, "got": got,
+        })  # fmt: skip
+        print(json.dumps(results[-1]))
+    out = ROOT / "bench" / "results" / "classify-stress.json"
+    out.write_text(json.dumps({"goal_mb_per_s": 100, "cores": 1, "runs": results}, indent=1) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--logs", type=int, default=1024)
     ap.add_argument("--size", type=int, default=1 << 20)
+    ap.add_argument("--stress", action="store_true")
+    ap.add_argument("--mb", type=int, default=100)
     args = ap.parse_args()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    if args.stress:
+        stress(args.mb)
+        return
     catalog = read_catalog(ROOT / "scenarios" / "signatures.yaml")
     folder = Path(tempfile.mkdtemp(prefix="smx-classify-"))
     try:

@@ -109,7 +109,8 @@ def generate(folder: Path, n_stacks: int, n_scenarios: int) -> list[str]:
         lines[i % SHARDS].append(json.dumps(record(cell, rng, started), sort_keys=True))
     for cell in rng.sample(ran, len(ran) // 50):  # a re-run, a day later: it must win
         lines[rng.randrange(SHARDS)].append(
-            json.dumps(record(cell, rng, "2025-06-02T00:00:00+00:00"), sort_keys=True))
+            json.dumps(record(cell, rng, "2025-06-02T00:00:00+00:00"), sort_keys=True)
+        )
     for k, shard in enumerate(lines):
         (folder / f"shard{k}").mkdir(parents=True)
         (folder / f"shard{k}" / "journal.jsonl").write_text("\n".join(shard) + "\n")

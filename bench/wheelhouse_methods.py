@@ -51,8 +51,11 @@ USER stack
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("lock", nargs="?", default=str(
-        ROOT / "images/locks/torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline.json"))
+    ap.add_argument(
+        "lock",
+        nargs="?",
+        default=str(ROOT / "images/locks/torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline.json"),
+    )
     ap.add_argument("--methods", default="commit,context-ms,context-ss")
     args = ap.parse_args()
     lock = read_lock(Path(args.lock))
@@ -62,14 +65,32 @@ def main() -> None:
     fetch(lock, cache)
     client = connect(env)
     backend = Engine(client)
-    base, _ = ensure_base(read_recipe(ROOT / "images/offline-base", "debian12"), backend,
-                          cache_root(env) / "tmp")
-    stack = Stack(**json.loads(json.dumps({
-        "framework": "bench", "framework_version": "0", "cuda": "0", "cudnn": "0",
-        "python": lock.python, "base": "offline"})))
-    dockerfile, files = render_files(stack, flavour="offline", base_ref=base.ref, index=lock.index,
-                                     lock=lock, plain_requirements=[],
-                                     templates=read_templates(ROOT / "images"))
+    base, _ = ensure_base(
+        read_recipe(ROOT / "images/offline-base", "debian12"), backend, cache_root(env) / "tmp"
+    )
+    stack = Stack(
+        **json.loads(
+            json.dumps(
+                {
+                    "framework": "bench",
+                    "framework_version": "0",
+                    "cuda": "0",
+                    "cudnn": "0",
+                    "python": lock.python,
+                    "base": "offline",
+                }
+            )
+        )
+    )
+    dockerfile, files = render_files(
+        stack,
+        flavour="offline",
+        base_ref=base.ref,
+        index=lock.index,
+        lock=lock,
+        plain_requirements=[],
+        templates=read_templates(ROOT / "images"),
+    )
     results = []
     for method in args.methods.split(","):
         ref = f"stackmatrix/bench:{method}"
@@ -80,32 +101,61 @@ def main() -> None:
                 (work / name).write_text(text)
             t = time.monotonic()
             if method == "commit":
-                backend.commit_build(split_dockerfile(dockerfile), ref, timeout=3600,
-                                     log_path=work / "log",
-                                     mounts=[Mount(cache.dir, "/wheelhouse/wheels"),
-                                             Mount(work, "/wheelhouse/meta")])
+                backend.commit_build(
+                    split_dockerfile(dockerfile),
+                    ref,
+                    timeout=3600,
+                    log_path=work / "log",
+                    mounts=[
+                        Mount(cache.dir, "/wheelhouse/wheels"),
+                        Mount(work, "/wheelhouse/meta"),
+                    ],
+                )
             else:
                 (work / "wheels").mkdir()
                 for w in lock.wheels:  # hard links: building the context costs no copy
                     os.link(cache.dir / w.filename, work / "wheels" / w.filename)
                 text = (MULTI if method == "context-ms" else SINGLE).format(base=base.ref)
                 (work / "Dockerfile").write_text(text)
-                client.images.build(path=str(work), tag=ref, network_mode="none", rm=True,
-                                    forcerm=True, nocache=True)
+                client.images.build(
+                    path=str(work),
+                    tag=ref,
+                    network_mode="none",
+                    rm=True,
+                    forcerm=True,
+                    nocache=True,
+                )
             seconds = time.monotonic() - t
             size = backend.image_size(ref)
             ok = backend.run(ref, ["/opt/stack/bin/python", "-c", "import torch"]).exit_code == 0
-            results.append({"method": method, "seconds": round(seconds, 1), "image_bytes": size,
-                            "import_ok": ok})
-            print(f"{method:12s} {seconds:7.1f} s  {size / 1e9:5.2f} GB  import ok={ok}",
-                  flush=True)
+            results.append(
+                {
+                    "method": method,
+                    "seconds": round(seconds, 1),
+                    "image_bytes": size,
+                    "import_ok": ok,
+                }
+            )
+            print(
+                f"{method:12s} {seconds:7.1f} s  {size / 1e9:5.2f} GB  import ok={ok}", flush=True
+            )
         finally:
             backend.remove_image(ref)
             shutil.rmtree(work, ignore_errors=True)
     out = ROOT / "bench/results/wheelhouse-methods.json"
-    out.write_text(json.dumps({"lock": Path(args.lock).name, "wheels": len(lock.wheels),
-                               "wheel_bytes": lock.total_bytes, "cores": os.cpu_count(),
-                               "results": results}, indent=1) + "\n")
+    out.write_text(
+        json.dumps(
+            {
+                "lock": Path(args.lock).name,
+                "wheels": len(lock.wheels),
+                "wheel_bytes": lock.total_bytes,
+                "cores": os.cpu_count(),
+                "results": results,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

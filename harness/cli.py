@@ -13,7 +13,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 from harness.backends.driverstore import DriverStore, read_driver_lock
 from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
 from harness.console import Console, human_bytes, on_github
-from harness.diagnose import checked_chunks, diagnosis, render_text, reproducers
+from harness.diagnose import EXIT, checked_chunks, diagnosis, render_text, reproducers
 from harness.drivers import DRIVER_LOCK, DriverLock
 from harness.errors import ConfigError, HarnessError, choice_help
 from harness.fs import atomic_write
@@ -41,7 +41,7 @@ from harness.plan import render
 from harness.runner import Loop, ProbeRun, prepare_stacks, run_plan, work
 from harness.scenarios import read_scenarios
 from harness.select import parse_shard, select
-from harness.signatures import UNKNOWN, Catalog, classify_chunks, read_catalog
+from harness.signatures import Catalog, classify_chunks, read_catalog
 
 CATALOG = "signatures.yaml"
 NO_DRIVER = DriverTarget(version=None, origin="none")
@@ -260,10 +260,13 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def cmd_diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    """A user's log -> signature, cause, fix, reproducing cells. Exit 0 known, 1 unknown."""
+    """A user's log -> signature, cause, fix, reproducing cells. Exit 0 a cause (or a consequence
+    found alone), 1 an unknown failure, 3 no failure found, 2 bad input."""
     loaded = load(args, argv, DriverTarget(version=None, origin="none"))
     name = "standard input" if args.log == "-" else args.log
     try:
+        if args.log == "-" and sys.stdin is None:  # started with stdin closed (`<&-`)
+            raise OSError(9, "standard input is closed")
         stream = sys.stdin.buffer if args.log == "-" else open(args.log, "rb")  # noqa: SIM115
     except OSError as exc:
         raise ConfigError(
@@ -271,19 +274,42 @@ def cmd_diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
             where=argv_where(argv, "diagnose"),
             help="give the path of a log file, or - to read standard input",
         ) from None
+    context = _Context()
     with stream:
         try:
-            verdict = classify_chunks(checked_chunks(stream, name), loaded.catalog)
-        except OSError as exc:
-            raise ConfigError(f"cannot read {name}: {exc.strerror}") from None
+            chunks = context.keep(checked_chunks(stream, name))
+            verdict = classify_chunks(chunks, loaded.catalog)
+        except (OSError, ValueError) as exc:  # ValueError: a closed file
+            raise ConfigError(
+                f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}"
+            ) from None
     flag = f" --profile {args.profile}" if args.profile else ""
     found = reproducers(verdict.signature, loaded.plan, loaded.scenarios, profile_flag=flag)
-    result = diagnosis(verdict, loaded.catalog, found)
+    result = diagnosis(verdict, loaded.catalog, found, context.text())
     if args.format == "json":
         sys.stdout.write(json.dumps(result.to_json(), indent=1) + "\n")
     else:
         sys.stdout.write(render_text(result))
-    return 1 if result.signature == UNKNOWN else 0
+    return EXIT[result.verdict]
+
+
+class _Context:
+    """The head and tail of a log as it streams by: where versions and paths are read from."""
+
+    SIZE = 64 << 10
+
+    def __init__(self) -> None:
+        self.head, self.tail = b"", b""
+
+    def keep(self, chunks: Iterator[bytes]) -> Iterator[bytes]:
+        for chunk in chunks:
+            if len(self.head) < self.SIZE:
+                self.head += chunk[: self.SIZE - len(self.head)]
+            self.tail = (self.tail + chunk)[-self.SIZE :]
+            yield chunk
+
+    def text(self) -> tuple[str, ...]:
+        return tuple(part.decode("utf-8", "replace") for part in (self.tail, self.head) if part)
 
 
 def catalog_of(matrix_path: str) -> Catalog:

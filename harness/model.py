@@ -925,6 +925,10 @@ class Signature:
     priority: int  # higher = closer to the root cause when several match one log
     sources: tuple[str, ...]
     where: Where
+    # found alone, this is a consequence: the verdict lists these as the likely causes
+    consequence_of: tuple[str, ...] = ()
+    # fix steps per framework ("torch", "tensorflow", "jax", "any"), rendered from the log
+    advice: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -968,10 +972,17 @@ class Diagnosis:
     secondary: tuple[str, ...]
     fingerprint: str | None
     reproduce: tuple[Reproducer, ...]
+    # "cause", "consequence" (found alone: likely_causes says of what), "unknown", "no_failure"
+    verdict: str = "cause"
+    likely_causes: tuple[str, ...] = ()
+    facts: tuple[tuple[str, str], ...] = ()  # versions and names read from the log
 
     def to_json(self) -> dict[str, Any]:
         return {
             "signature": self.signature,
+            "verdict": self.verdict,
+            "likely_causes": list(self.likely_causes),
+            "facts": dict(self.facts),
             "title": self.title,
             "cause": self.cause,
             "fix": list(self.fix),

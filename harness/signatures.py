@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ahocorasick_rs import BytesAhoCorasick, Implementation
 
+from harness.codes import ErrorRow, name_patterns, read_table, wrapper_patterns
 from harness.errors import ConfigError
 from harness.loader import Doc, read_yaml
 from harness.model import Pattern, Signature, Stage, Verdict
@@ -28,11 +29,20 @@ UNKNOWN = "unknown"
 TIMEOUT = "timeout"
 BLOCK = 4 << 20  # bytes per scan block
 MAX_LINE = 2000  # longer lines are cut before matching (a binary blob, a huge JSON line)
+WINDOW = MAX_LINE // 2  # a longer line is matched in a window around each needle found in it
 
 # What a log line carries before its message: ANSI colours; timestamps (ISO, GitHub Actions);
 # absl/glog prefixes ("E0000 00:00:1712 12 cuda_dnn.cc:535] ", "W tensorflow/x.cc:12] ");
 # pytest's "E   ".
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Z0-9]")
+# Every escape sequence (CSI, OSC, DCS/SOS/PM/APC strings, two-byte ESC) and the other control
+# characters: none may reach a terminal, and none is part of a message.
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b[()][A-Z0-9]|\x1b[@-_]?"
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
 _PREFIX = re.compile(
     r"^(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?:?\s*)?"
     r"(?:\[\d+\]\s*)?"
@@ -55,6 +65,8 @@ class Catalog:
     signatures: tuple[Signature, ...]
     noise: tuple[Pattern, ...] = ()
     digest: str = ""  # of the catalog file: a changed catalog re-judges cached runs
+    # NVIDIA's error names and numbers (harness.codes): (pattern, signature id)
+    coded: tuple[tuple[Pattern, str], ...] = ()
 
     def get(self, sid: str) -> Signature:
         return next(s for s in self.signatures if s.id == sid)
@@ -88,7 +100,7 @@ def _patterns(
     return tuple(out)
 
 
-def parse_catalog(doc: Doc) -> Catalog:
+def parse_catalog(doc: Doc, table: tuple[ErrorRow, ...] | None = None) -> Catalog:
     validate(doc, "signatures.schema.json")
     seen: set[str] = set()
     sigs = []
@@ -113,6 +125,8 @@ def parse_catalog(doc: Doc) -> Catalog:
                 priority=s["priority"],
                 sources=tuple(s["sources"]),
                 where=doc.where(("signatures", i)),
+                consequence_of=tuple(s.get("consequence_of", [])),
+                advice=tuple((k, tuple(v)) for k, v in s.get("advice", {}).items()),
             )
         )
     for required in (UNKNOWN, TIMEOUT):
@@ -122,17 +136,38 @@ def parse_catalog(doc: Doc) -> Catalog:
                 where=doc.where(("signatures",)),
                 help=f"add an entry with id: {required}",
             )
+    for i, s in enumerate(doc.data["signatures"]):
+        for other in s.get("consequence_of", []):
+            if other not in seen:
+                raise ConfigError(
+                    f"signature '{s['id']}' is a consequence of '{other}', which is not defined",
+                    where=doc.where(("signatures", i, "consequence_of")),
+                    help="name signatures of this catalog",
+                )
     noise = _patterns(doc, doc.data.get("noise", []), ("noise",))
-    return Catalog(signatures=tuple(sigs), noise=noise)
+    codes = doc.data.get("codes", [])
+    wrappers = zip([c["api"] for c in codes], _patterns(doc, codes, ("codes",)), strict=True)
+    rows = read_table() if table is None else table
+    coded = [(p, sid) for p, sid in (*name_patterns(rows), *wrapper_patterns(wrappers, rows))]
+    return Catalog(
+        signatures=tuple(sigs), noise=noise, coded=tuple(c for c in coded if c[1] in seen)
+    )
 
 
 def read_catalog(path: Path, *, display: str | None = None) -> Catalog:
     catalog = parse_catalog(read_yaml(path, display=display))
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    return Catalog(signatures=catalog.signatures, noise=catalog.noise, digest=digest)
+    return Catalog(
+        signatures=catalog.signatures, noise=catalog.noise, digest=digest, coded=catalog.coded
+    )
 
 
 # ---------------------------------------------------------------- lines
+
+
+def printable(text: str) -> str:
+    """Text with every escape sequence and control character removed (for a terminal)."""
+    return _ANSI.sub("", text)
 
 
 def normalize(line: str) -> str:
@@ -154,24 +189,41 @@ def fingerprint(line: str) -> str:
 @dataclass(frozen=True, slots=True)
 class _Compiled:
     """The catalog ready to scan: one automaton over every needle (a DFA, hundreds of MB/s
-    whatever the number of needles), and each needle's regexes."""
+    whatever the number of needles), each needle's regexes, and which needles can still change
+    the verdict once a signature has been seen (`needles_of`)."""
 
     automaton: BytesAhoCorasick
     needles: tuple[tuple[str, tuple[tuple[re.Pattern[str], Signature], ...]], ...]
     noise: tuple[re.Pattern[str], ...]
+    needles_of: dict[str, tuple[int, ...]]  # signature id -> indexes of the needles that name it
 
     @staticmethod
     def of(catalog: Catalog) -> _Compiled:
         by_needle: dict[str, list[tuple[re.Pattern[str], Signature]]] = {}
-        for s in catalog.signatures:
-            for p in s.patterns:
-                by_needle.setdefault(p.needle, []).append((re.compile(p.regex), s))
+        pairs = [(p, s) for s in catalog.signatures for p in s.patterns]
+        pairs += [(p, catalog.get(sid)) for p, sid in catalog.coded]
+        for p, s in pairs:
+            by_needle.setdefault(p.needle, []).append((re.compile(p.regex), s))
         needles = tuple((k, tuple(v)) for k, v in by_needle.items())
         automaton = BytesAhoCorasick(
             [k.encode() for k, _ in needles] or [b"\0"], implementation=Implementation.DFA
         )
         noise = tuple(re.compile(p.regex) for p in catalog.noise)
-        return _Compiled(automaton, needles, noise)
+        needles_of: dict[str, list[int]] = {}
+        for i, (_, pats) in enumerate(needles):
+            for _, s in pats:
+                needles_of.setdefault(s.id, []).append(i)
+        return _Compiled(automaton, needles, noise, {k: tuple(v) for k, v in needles_of.items()})
+
+
+def _span(data: bytes, pos: int) -> tuple[int, int]:
+    """The line around `pos`, or a window of it: a line longer than 2 * WINDOW is matched in
+    pieces, so an error at the end of a huge line is found and the work per hit is bounded."""
+    lo = max(0, pos - WINDOW)
+    start = data.rfind(b"\n", lo, pos) + 1 or lo
+    hi = min(len(data), pos + WINDOW)
+    end = data.find(b"\n", pos, hi)
+    return start, hi if end < 0 else end
 
 
 @dataclass(slots=True)
@@ -184,39 +236,63 @@ class _Scan:
     last_error: tuple[int, str] | None = None
     lines_before: int = 0
     tail: bytes = b""  # the last line of the previous block
+    # needles every signature of which has been seen in an error line: more hits change nothing
+    done: list[bool] = field(default_factory=list)
 
     def block(self, data: bytes, nxt: bytes) -> None:
-        """One block of whole lines; `nxt` is the line after it (for wrapped messages)."""
+        """One block of whole lines; `nxt` is the line after it (for wrapped messages). Linear:
+        each hit costs a bounded window, and hits of needles that can no longer change the
+        verdict are skipped without looking at their line."""
+        if not self.done:
+            self.done = [False] * len(self.compiled.needles)
         low = data.lower()
-        hit_lines = {
-            data.rfind(b"\n", 0, start) + 1
-            for _, start, _ in self.compiled.automaton.find_matches_as_indexes(low)
-        }
-        # The line before each hit too: a message wrapped before its needle ("...`GLIBCXX_3.4.3"
-        # / "0' not found") matches only as the two lines joined.
-        before = {data.rfind(b"\n", 0, s - 1) + 1 for s in hit_lines if s > 0}
-        if 0 in hit_lines and self.tail:  # the line before is the previous block's last
-            self._record(self.tail, data.split(b"\n", 1)[0], self.lines_before)
         line_at = _LineCounter(data)
-        for start in sorted(hit_lines | before):
-            end = data.find(b"\n", start)
-            if end < 0:
-                raw, after = data[start:], nxt
-            else:
-                stop = data.find(b"\n", end + 1)
-                # the block's last line is followed by the next block's first
-                after = data[end + 1 : stop] if stop >= 0 else data[end + 1 :] or nxt
-                raw = data[start:end]
-            self._record(raw, after, self.lines_before + line_at(start))
+        done, last, cur_end = self.done, -1, -1
+        for idx, s, _ in self.compiled.automaton.find_matches_as_indexes(low):
+            if s < cur_end or done[idx]:
+                continue
+            start, end = _span(data, s)
+            cur_end = end + 1
+            if start <= last:
+                continue
+            if start == 0 and self.tail:  # the line before is the previous block's last
+                self._record(self.tail, data[:end], self.lines_before)
+            elif start > 0 and data[start - 1] == 10:
+                # The line before too: a message wrapped before its needle ("...`GLIBCXX_3.4.3"
+                # / "0' not found") matches only as the two lines joined.
+                before = _span(data, start - 1)[0] if start > 1 else 0
+                if before > last and before < start - 1:
+                    self._record(data[before : start - 1], data[start:end], before, line_at)
+            self._record(data[start:end], self._after(data, end, nxt), start, line_at)
+            last = start
         self._note_error(data, low, line_at)
         self.lines_before += data.count(b"\n")
-        self.tail = data.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        self.tail = data[_span(data, len(data.rstrip(b"\n")))[0] :].rstrip(b"\n")
 
-    def _record(self, raw: bytes, after: bytes, line_no: int) -> None:
+    @staticmethod
+    def _after(data: bytes, end: int, nxt: bytes) -> bytes:
+        if end >= len(data) - 1:  # the block's last line is followed by the next block's first
+            return nxt
+        if data[end] != 10:  # a window inside a long line
+            return b""
+        return data[end + 1 : _span(data, end + 1)[1]]
+
+    def _record(
+        self, raw: bytes, after: bytes, at: int, line_at: _LineCounter | None = None
+    ) -> None:
         sid, text, is_soft = self._match(raw, after)
+        if sid is None:
+            return
         hits = self.soft if is_soft else self.strong
-        if sid is not None and sid not in hits:
-            hits[sid] = (line_no, text)
+        if sid not in hits:
+            hits[sid] = (at if line_at is None else self.lines_before + line_at(at), text)
+            if not is_soft:
+                self._mark_done(sid)
+
+    def _mark_done(self, sid: str) -> None:
+        for idx in self.compiled.needles_of.get(sid, ()):
+            pats = self.compiled.needles[idx][1]
+            self.done[idx] = all(s.id in self.strong for _, s in pats)
 
     def _match(self, raw: bytes, after: bytes) -> tuple[str | None, str, bool]:
         # Key without a leading timestamp/log prefix: repeated messages differ only there.
@@ -235,7 +311,7 @@ class _Scan:
         line = normalize(decoded)
         soft = bool(_SOFT.match(decoded)) or "warning" in line.lower()
         if any(rx.search(line) for rx in self.compiled.noise):
-            return None, line, soft  # looks like an error, never is
+            return None, line, True  # looks like an error, never is
         nxt = normalize(after.decode("utf-8", "replace"))
         # A message wrapped onto the next line: by a terminal (mid-word) or by a formatter.
         for text in (line, line + nxt, f"{line} {nxt}"):
@@ -263,9 +339,8 @@ class _Scan:
             at = max(pos.values())
             if at < 0:
                 return
-            start = data.rfind(b"\n", 0, at) + 1
-            stop = data.find(b"\n", at)
-            raw = data[start : stop if stop >= 0 else len(data)]
+            start, stop = _span(data, at)
+            raw = data[start:stop]
             line = normalize(raw.decode("utf-8", "replace"))
             # a signature's line is explained; an info/warning line is not a failure
             sid, _, soft = self._match(raw, b"")
@@ -291,23 +366,36 @@ class _LineCounter:
         return self.line
 
 
+def _unix(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The chunks with every \\r\\n and lone \\r as \\n: a progress bar redrawn with \\r is one
+    line per redraw, so an error printed after it is a line of its own."""
+    carry = b""
+    for piece in chunks:
+        chunk = carry + piece
+        carry = b"\r" if chunk.endswith(b"\r") else b""
+        yield (chunk[:-1] if carry else chunk).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    if carry:
+        yield b"\n"
+
+
 def _blocks(chunks: Iterable[bytes]) -> Iterator[tuple[bytes, bytes]]:
     """Whole-line blocks of about BLOCK bytes, each with the first line of the next one."""
-    pending = b""
+    parts: list[bytes] = []
+    size = 0
     prev: bytes | None = None
-    for chunk in chunks:
-        pending += chunk
-        if len(pending) < BLOCK:
-            continue
-        cut = pending.rfind(b"\n") + 1
-        if cut == 0:
-            if len(pending) < 16 * BLOCK:
-                continue
-            cut = len(pending)  # one huge line (a binary blob): split it anyway
-        block, pending = pending[:cut], pending[cut:]
+    for chunk in _unix(chunks):
+        parts.append(chunk)
+        size += len(chunk)
+        if size < BLOCK or (b"\n" not in chunk and size < 16 * BLOCK):
+            continue  # a long line grows without being copied again
+        pending = b"".join(parts)
+        cut = pending.rfind(b"\n") + 1 or len(pending)  # one huge line: split it anyway
+        block, rest = pending[:cut], pending[cut:]
+        parts, size = ([rest] if rest else []), len(rest)
         if prev is not None:
             yield prev, block.split(b"\n", 1)[0]
         prev = block
+    pending = b"".join(parts)
     if pending:
         if prev is not None:
             yield prev, pending.split(b"\n", 1)[0]

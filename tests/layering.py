@@ -33,8 +33,8 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys([ROOT_INIT, "model", "probes", "probes.*"], 0),  # values; __version__
     "errors": 1,  # HarnessError tree over model.Where
     "loader": 2,  # reads YAML with positions
-    **dict.fromkeys(["schema", "compat", "faults", "drivers"], 3),  # cited tables; fault ops
-    **dict.fromkeys(["matrix", "scenarios", "signatures", "render", "events"], 4),  # pure logic
+    **dict.fromkeys(["schema", "compat", "faults", "drivers", "codes"], 3),  # cited tables; ops
+    **dict.fromkeys(["matrix", "scenarios", "signatures", "render", "events", "advice"], 4),
     **dict.fromkeys(["plan", "select", "diagnose"], 5),  # pure, over the plan and signatures
     "args": 6,  # the command line's shape
     **dict.fromkeys(["proc", "fs", "journal", "console"], 7),  # the effect choke points
@@ -51,7 +51,7 @@ FAMILIES = ("backends", "doctor", "report")  # a family may import its own membe
 
 PURE = (
     *("model", "errors", "schema", "matrix", "compat", "scenarios", "faults", "render"),
-    *("plan", "events", "signatures", "diagnose", "select", "args", "drivers"),
+    *("plan", "events", "signatures", "diagnose", "select", "args", "drivers", "codes", "advice"),
 )
 
 # (importer glob, imported glob) -> why not; checked before the layers, so the reason shows.

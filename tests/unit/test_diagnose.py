@@ -76,3 +76,61 @@ def test_bad_input_is_exit_2_with_a_clear_message(
     assert message.format(path=path) in err.splitlines()[0]
     assert err.splitlines()[1].startswith("help: ")
     assert "Traceback" not in err
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_a_log_without_a_failure_is_no_failure_exit_3(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nccl = b"host:1:1 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.34<0>\nEpoch 1/3\n"
+    _stdin(monkeypatch, nccl)
+    code, out, _ = diagnose(capsys, "-", "--format", "json")
+    assert code == 3 and json.loads(out)["verdict"] == "no_failure"
+
+
+def test_a_consequence_alone_says_so_and_lists_causes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _stdin(monkeypatch, b"UNIMPLEMENTED: DNN library is not found. [Op:Conv2D]\n")
+    code, out, _ = diagnose(capsys, "-", "--format", "json")
+    got = json.loads(out)
+    assert code == 0 and got["verdict"] == "consequence"
+    assert "cudnn_version_mismatch" in got["likely_causes"]
+
+
+def test_error_numbers_utf16_and_advice_from_the_log(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    text = "Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.3.0.\n"
+    text += '  File "/x/site-packages/jax/_src/xla_bridge.py", line 9\n/x/nvidia/cu13/lib\n'
+    log = tmp_path / "ps.log"
+    log.write_bytes(text.encode("utf-16"))  # PowerShell's `>`: UTF-16 with a BOM
+    code, out, _ = diagnose(capsys, str(log), "--format", "json")
+    got = json.loads(out)
+    assert code == 0 and got["signature"] == "cudnn_version_mismatch"
+    assert got["facts"]["framework"] == "jax" and got["facts"]["cuda_major"] == "13"
+    assert any("jax[cuda13]" in step for step in got["fix"])
+    assert not any("cu12" in step for step in got["fix"])
+    log.write_text("F0806 im2col.cu:54] Check failed: error == cudaSuccess ( 8 vs. 0 )\n")
+    code, out, _ = diagnose(capsys, str(log), "--format", "json")
+    assert json.loads(out)["signature"] == "arch_unsupported"
+
+
+def test_escape_sequences_never_reach_the_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evil = b"\x1b]0;pwned\x07\x1bP+q\x1b\\RuntimeError: CUDA error: out of memory\x1b[31m\x9b\n"
+    _stdin(monkeypatch, evil)
+    code, out, _ = diagnose(capsys, "-")
+    assert code == 0 and "\x1b" not in out and "\x07" not in out and "pwned" not in out
+
+
+def test_a_closed_stdin_is_exit_2(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", None)
+    code, out, err = diagnose(capsys, "-")
+    assert code == 2 and out == "" and "Traceback" not in err

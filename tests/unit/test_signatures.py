@@ -264,3 +264,26 @@ def test_a_needle_must_be_lowercase() -> None:
 
 def test_catalog_file_is_what_the_harness_reads(tmp_path: Path) -> None:
     assert read_catalog(ROOT / "scenarios" / "signatures.yaml").ids == CATALOG.ids
+
+
+def test_an_error_at_the_end_of_a_huge_line_is_found_in_linear_time() -> None:
+    line = b"RuntimeError: CUDA error: out of memory; " * 200_000 + b"invalid device function\n"
+    v = classify_chunks([line[i : i + (1 << 20)] for i in range(0, len(line), 1 << 20)], CATALOG)
+    assert v.signature == "arch_unsupported"
+
+
+def test_a_carriage_return_ends_a_line() -> None:
+    bar = "100%|##########| 50/50 [00:01<00:00]\r" * 100
+    v = classify(bar + "RuntimeError: CUDA error: invalid device function\n", CATALOG)
+    assert v.signature == "arch_unsupported" and v.decisive_line is not None
+    assert v.decisive_line.startswith("RuntimeError")
+
+
+def test_nvidia_numbers_map_like_names() -> None:
+    for line, sig in [
+        ("RuntimeError: cuda runtime error (98) : invalid device at x.cu:1", "arch_unsupported"),
+        ("cudaRuntimeGetVersion() failed with error #35", "driver_too_old"),
+        ("CudaAPIError: [34] Call to cuInit", "stub_driver"),
+        ("E   CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED", "cudnn_missing"),
+    ]:
+        assert classify(line + "\n", CATALOG).signature == sig, line

@@ -1,0 +1,90 @@
+"""NVIDIA's error enumerations as catalog patterns.
+
+harness/resources/nvidia_errors.json is generated from the headers in NVIDIA's wheels by
+tools/nvidia_errors.py: every cudaError_t, CUresult, cudnnStatus_t and ncclResult_t with its
+number, name, doc string and the signature it is evidence of. Here each row with a signature
+becomes a pattern for its name (and for its message where that is distinctive), and each of the
+catalog's `codes` wrappers ("cuda runtime error (98)", "error == cudaSuccess (8 vs. 0)") becomes
+one pattern per code, so a number is classified like its name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from harness.model import Pattern
+
+CODE = r"(?P<code>\d+)"
+# Runtime numbers before CUDA 10.1 apply where today's number means nothing for the stack.
+_FALLBACK = {"runtime": "runtime_legacy"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorRow:
+    api: str  # runtime, runtime_legacy, driver, cudnn, nccl
+    code: int
+    name: str
+    message: str
+    signature: str | None
+    match_message: str | None
+
+
+def parse_table(doc: Mapping[str, Any]) -> tuple[ErrorRow, ...]:
+    return tuple(
+        ErrorRow(
+            api=r["api"],
+            code=int(r["code"]),
+            name=r["name"],
+            message=r["message"],
+            signature=r["signature"],
+            match_message=r.get("match_message"),
+        )
+        for r in doc["errors"]
+    )
+
+
+@cache
+def read_table() -> tuple[ErrorRow, ...]:
+    """The shipped table (I/O: a package resource)."""
+    text = resources.files("harness").joinpath("resources/nvidia_errors.json").read_text("utf-8")
+    return parse_table(json.loads(text))
+
+
+def by_code(table: Iterable[ErrorRow], api: str) -> dict[int, ErrorRow]:
+    """`api`'s codes that name a signature (a legacy number where today's names none)."""
+    rows = [r for r in table if r.signature is not None]
+    out = {r.code: r for r in rows if r.api == _FALLBACK.get(api)}
+    out.update({r.code: r for r in rows if r.api == api})
+    return out
+
+
+def name_patterns(table: Iterable[ErrorRow]) -> tuple[tuple[Pattern, str], ...]:
+    """Each enumerator name (and distinctive message) with a signature -> (pattern, signature)."""
+    out: dict[str, tuple[Pattern, str]] = {}
+    for r in table:
+        if r.signature is None:
+            continue
+        out[r.name] = (Pattern(needle=r.name.lower(), regex=rf"\b{r.name}\b"), r.signature)
+        if r.match_message:
+            rx = "(?i:" + re.escape(r.match_message) + ")"
+            out[r.match_message] = (Pattern(needle=r.match_message.lower(), regex=rx), r.signature)
+    return tuple(out.values())
+
+
+def wrapper_patterns(
+    wrappers: Iterable[tuple[str, Pattern]], table: Iterable[ErrorRow]
+) -> tuple[tuple[Pattern, str], ...]:
+    """Each wrapper (api, pattern holding `(?P<code>\\d+)`) expanded into one pattern per code."""
+    rows = tuple(table)
+    out = []
+    for api, p in wrappers:
+        for code, row in sorted(by_code(rows, api).items()):
+            regex = p.regex.replace(CODE, f"0*{code}(?!\\d)")
+            out.append((Pattern(needle=p.needle, regex=regex), str(row.signature)))
+    return tuple(out)
