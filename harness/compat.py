@@ -319,10 +319,12 @@ def toolkit_reason(stack: Stack, variant: Variant, driver: str, kb: Knowledge) -
     ok, why = require_cuda(image.require_cuda, driver, reports.cuda)
     if ok:
         return None
+    first, *rest = image.require_cuda.split()
+    more = f" and {len(rest)} brand clauses" if rest else ""
     return Reason(
         rule="toolkit-require-cuda",
-        detail=f"nvidia/cuda:{image.tag} sets NVIDIA_REQUIRE_CUDA={image.require_cuda!r}; driver "
-        f"{driver} reports CUDA {reports.cuda}, and no clause admits it (unsatisfied: {why}), "
+        detail=f"nvidia/cuda:{image.tag} sets NVIDIA_REQUIRE_CUDA '{first}'{more}; driver "
+        f"{driver} reports CUDA {reports.cuda} and no clause admits it (unsatisfied: {why}), "
         "so nvidia-container-cli refuses to start the container",
         source=image.require_source or image.source,
     )

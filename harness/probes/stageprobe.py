@@ -252,7 +252,7 @@ def torch_devices(ctx):
             try:
                 torch.cuda.init()  # torch's own words for what the driver said
             except Exception as exc:
-                own = f"{type(exc).__name__}: {exc}"
+                own = str(exc)
         no_device(gate, own)
     if ctx["device"]:
         info["names"] = [torch.cuda.get_device_name(i) for i in range(count)]

@@ -46,7 +46,8 @@ def test_every_row_names_a_public_source(name: str) -> None:
             continue
         # A row without its own source is part of a cited row (a CUDA range inside a cuDNN
         # release, a version list with python_source): its parent carries the source.
-        assert path.rsplit(".", 1)[-1].split("[")[0] in ("cuda",), (name, path)
+        # The same for a toolkit's Update rows (Table 3, the toolkit row's source).
+        assert path.rsplit(".", 1)[-1].split("[")[0] in ("cuda", "updates"), (name, path)
 
 
 def test_a_row_without_source_is_rejected() -> None:

@@ -100,7 +100,12 @@ def test_full_on_driver_470_expects_driver_too_old_for_cuda_12_and_13(
     for c in cells:
         exp = c["expected"]
         if c["stack"]["cuda"].startswith(("12.", "13.")):
-            if exp["signature"] == "driver_too_old":
+            if exp["signature"] == "driver_too_old" and exp["stage"] == "start":
+                # the cuda base: nvidia-container-cli refuses the image's NVIDIA_REQUIRE_CUDA
+                assert c["stack"]["base"] == "cuda"
+                assert c["because"]["rule"] == "toolkit-require-cuda", c["id"]
+                assert c["because"]["source"].startswith("https://"), c["id"]
+            elif exp["signature"] == "driver_too_old":
                 assert exp["stage"] == "devices" and c["because"]["rule"] == "driver-minimum"
                 assert c["because"]["source"].startswith("https://docs.nvidia.com/")
             else:  # a fault that surfaces by device discovery is what a run shows first
