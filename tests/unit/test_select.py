@@ -115,7 +115,7 @@ def test_help_names_only_the_first_few_choices() -> None:
         select(FULL, stacks=["jax-*"])
     assert info.value.where == HERE, "the default place: the command line"
     help_text = info.value.help or ""
-    assert help_text.count("_py") == 5 and "(22 in all" in help_text
+    assert help_text.count("_py") == 5 and "(23 in all" in help_text
 
 
 def test_an_empty_shard_is_a_config_error() -> None:
