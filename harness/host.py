@@ -7,12 +7,11 @@ import ctypes
 import re
 from collections.abc import Iterator
 
-from harness import proc
+from harness import ids, proc
 from harness.errors import ConfigError
 from harness.model import DriverTarget, Gpu, Machine, Where
 
 NVML_SUCCESS = 0
-_DRIVER_RE = re.compile(r"^\d+(\.\d+)+$")
 
 
 def _nvml_driver() -> str | None:
@@ -41,7 +40,7 @@ def _smi_driver() -> str | None:
     if res.returncode != 0:
         return None
     lines = [ln.strip() for ln in res.stdout.splitlines() if ln.strip()]
-    return lines[0] if lines and _DRIVER_RE.match(lines[0]) else None
+    return lines[0] if lines and ids.is_driver(lines[0]) else None
 
 
 def detect_driver() -> DriverTarget:
@@ -107,7 +106,7 @@ def parse_smi_gpus(text: str) -> tuple[Gpu, ...]:
         cells = [c.strip() for c in line.split(",")]
         if len(cells) < 2 or not cells[0].isdigit():
             continue
-        cap = cells[2] if len(cells) > 2 and re.fullmatch(r"\d+\.\d+", cells[2]) else None
+        cap = cells[2] if len(cells) > 2 and re.fullmatch(r"[0-9]+\.[0-9]+", cells[2]) else None
         gpus.append(Gpu(index=int(cells[0]), name=cells[1], capability=cap))
     return tuple(gpus)
 
@@ -135,15 +134,12 @@ def machine() -> Machine:
     return Machine.of(detect_driver().version, detect_gpus())
 
 
-FLAG_DRIVER_RE = re.compile(r"\d+(\.\d+){1,3}")
-
-
 def resolve_driver(flag: str | None, profile_driver: str | None, where: Where) -> DriverTarget:
     """--driver, else the host's (NVML / nvidia-smi), else the profile's, else none."""
     if flag is not None:
         if flag == "none":
             return DriverTarget(version=None, origin="flag")
-        if not FLAG_DRIVER_RE.fullmatch(flag):
+        if not ids.is_driver(flag):
             raise ConfigError(
                 f"bad --driver {flag!r}",
                 where=where,
