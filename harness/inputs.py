@@ -119,9 +119,9 @@ def depth(value: Any, limit: int = JSON_DEPTH) -> bool:
     return True
 
 
-def loads(text: str) -> Any:
-    """JSON, or ValueError: nesting past JSON_DEPTH, a lone surrogate (which no UTF-8 writer
-    can write back), NaN or Infinity."""
+def loads(text: str, *, surrogates: str = "refuse") -> Any:
+    """JSON, or ValueError: nesting past JSON_DEPTH, NaN or Infinity, a lone surrogate (which no
+    UTF-8 writer can write back; with surrogates="replace" it becomes U+FFFD instead)."""
     try:
         value = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
@@ -129,8 +129,23 @@ def loads(text: str) -> Any:
     if not depth(value):
         raise ValueError(f"nested more than {JSON_DEPTH} deep")
     if _SURROGATE_ESCAPE.search(text) and _has_surrogate(value):
-        raise ValueError("a lone surrogate (\\ud800-\\udfff) in a string")
+        if surrogates != "replace":
+            raise ValueError("a lone surrogate (\\ud800-\\udfff) in a string")
+        value = json.loads(_SURROGATE_PAIRS.sub(_replace, text))
     return value
+
+
+# A \\uXXXX escape of a surrogate not part of a pair (a high one followed by a low one).
+_SURROGATE_PAIRS = re.compile(
+    r"(?<!\\)((?:\\\\)*)(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2})",
+    re.ASCII,
+)
+
+
+def _replace(m: re.Match[str]) -> str:
+    escape = m.group(2)
+    return m.group(1) + (escape if len(escape) == 12 else "\\ufffd")
 
 
 def _no_constant(name: str) -> Any:
