@@ -6,7 +6,6 @@ of the report that writes. It returns a ReportSummary for the CLI to print.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -14,8 +13,9 @@ from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 
+from harness import inputs
 from harness.errors import ConfigError
-from harness.fs import atomic_write
+from harness.fs import append_summary, atomic_write, writable_dir
 from harness.model import Plan, RunResult, Signature
 from harness.report.export import csv_text, junit_xml
 from harness.report.frame import FINAL, build_frame
@@ -31,8 +31,8 @@ SNAPSHOT = "report.json"  # what the next report diffs against
 def read_snapshot(out: Path) -> Any:
     path = out / SNAPSHOT
     try:
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-    except ValueError:
+        return inputs.read_json(path, limit=inputs.PLAN_LIMIT, help="") if path.exists() else None
+    except ConfigError:
         return None  # a damaged snapshot only costs the diff, not the report
 
 
@@ -47,6 +47,7 @@ def write_all(
     """Read every results folder, write every report file into `out`, append the CI summary
     to the file `env["GITHUB_STEP_SUMMARY"]` names, if any. `choose`: the selection
     (--shard, --stack, --cell) over the cells the plans hold; only those are reported."""
+    writable_dir(out, "--out")
     plans, runs = read_plans(results), read_results(results)
     if choose is not None:
         plans, runs = chosen(plans, runs, choose)
@@ -117,7 +118,4 @@ def render(
 
 def append_text(path: Path, text: str) -> None:
     """GitHub reads the step summary after the step; other steps may have written to it."""
-    before = path.read_text(encoding="utf-8") if path.exists() else ""
-    if before and not before.endswith("\n"):
-        before += "\n"
-    atomic_write(path, before + text)
+    append_summary(path, text)
