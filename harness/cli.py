@@ -15,9 +15,9 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
-from harness import host
+from harness import host, inputs
 from harness.args import argv_where, build_parser
 from harness.backends import Backend
 
@@ -251,14 +251,11 @@ def cmd_diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """A user's log -> signature, cause, fix, reproducing cells. Exit 0 known, 1 unknown."""
     loaded = load(args, argv, DriverTarget(version=None, origin="none"))
     name = "standard input" if args.log == "-" else args.log
-    try:
-        stream = sys.stdin.buffer if args.log == "-" else open(args.log, "rb")  # noqa: SIM115
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot read {name}: {exc.strerror}",
-            where=argv_where(argv, "diagnose"),
-            help="give the path of a log file, or - to read standard input",
-        ) from None
+    help = "give the path of a log file, or - to read standard input"
+    if args.log == "-":
+        stream: BinaryIO = sys.stdin.buffer
+    else:  # a regular file only: a FIFO would block, /dev/zero never ends
+        stream = os.fdopen(inputs.open_regular(Path(args.log), name, help), "rb")
     with stream:
         try:
             verdict = classify_chunks(checked_chunks(stream, name), loaded.catalog)
