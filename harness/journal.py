@@ -49,6 +49,8 @@ class Skipped:
     why: str
 
     def __str__(self) -> str:
+        if self.line == 0:  # the whole file (not a regular file; unreadable)
+            return f"{self.file}: warning: skipped: {self.why}"
         return f"{self.file}:{self.line}: warning: skipped a journal line: {self.why}"
 
 
