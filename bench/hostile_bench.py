@@ -105,6 +105,8 @@ def scenario_dir(name: str, data: str | bytes | None) -> Callable[[Path], None]:
 
 
 CATALOG = (ROOT / "scenarios/signatures.yaml").read_text(encoding="utf-8")
+
+
 def catalog_with_pattern(regex: str, needle: str) -> Callable[[Path], None]:
     entry = (
         "  - id: hostile\n    title: t\n    stage: import\n    patterns:\n"
@@ -232,7 +234,10 @@ def cases() -> dict[str, Case]:
             catalog_with_pattern("cannot open shared object", "zzzz"),
         ),
         # lock files
-        "lock/newline-in-filename": (["@py", PY_LOCK, "lock.json"], write("lock.json", json.dumps(LOCK_NEWLINE))),
+        "lock/newline-in-filename": (
+            ["@py", PY_LOCK, "lock.json"],
+            write("lock.json", json.dumps(LOCK_NEWLINE)),
+        ),
         "lock/not-json": (["@py", PY_LOCK, "lock.json"], write("lock.json", "[" * 100_000)),
         "lock/fifo": (["@py", PY_LOCK, "lock.json"], fifo("lock.json")),
         # child output
@@ -269,7 +274,9 @@ def limit() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
 
 
-def run_case(argv: list[str], make: Callable[[Path], None] | None, timeout: float) -> tuple[str, float, str]:
+def run_case(
+    argv: list[str], make: Callable[[Path], None] | None, timeout: float
+) -> tuple[str, float, str]:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         if make:
@@ -290,7 +297,12 @@ def run_case(argv: list[str], make: Callable[[Path], None] | None, timeout: floa
         start = time.monotonic()
         try:
             p = subprocess.run(
-                cmd, cwd=tmp, env=env, capture_output=True, timeout=timeout, preexec_fn=limit,
+                cmd,
+                cwd=tmp,
+                env=env,
+                capture_output=True,
+                timeout=timeout,
+                preexec_fn=limit,
                 stdin=subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired:

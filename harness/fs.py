@@ -71,7 +71,9 @@ def writable_dir(path: Path, option: str) -> None:
     except FileExistsError:
         raise ConfigError(f"{option} {path} is a file, not a folder", help=help) from None
     except OSError as exc:
-        raise ConfigError(f"{option} {path}: cannot write there: {exc.strerror}", help=help) from None
+        raise ConfigError(
+            f"{option} {path}: cannot write there: {exc.strerror}", help=help
+        ) from None
 
 
 def append_summary(path: Path, text: str, option: str = "GITHUB_STEP_SUMMARY") -> None:
@@ -79,7 +81,9 @@ def append_summary(path: Path, text: str, option: str = "GITHUB_STEP_SUMMARY") -
     left none. Only a regular file; of what is there, only the last byte is read."""
     help = f"set {option} to a regular file (GitHub Actions sets it for each step)"
     try:
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        fd = os.open(
+            path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644
+        )
     except OSError as exc:
         raise ConfigError(f"{option}={path}: cannot append: {exc.strerror}", help=help) from None
     try:

@@ -128,7 +128,9 @@ _OBSERVED: dict[str, tuple[type | None, ...]] = {
     "secondary": (list,),
 }  # fmt: skip
 _EXPECTED: dict[str, tuple[type | None, ...]] = {
-    "outcome": (str,), "signature": (str, None), "stage": (str, None),
+    "outcome": (str,),
+    "signature": (str, None),
+    "stage": (str, None),
 }
 EXIT_CODES = range(-(1 << 31), 1 << 31)
 
@@ -143,7 +145,9 @@ def _typed(value: object, kinds: tuple[type | None, ...]) -> bool:
     return any(k is not None and k is not bool and isinstance(value, k) for k in kinds)
 
 
-def _fields(rec: dict[str, Any], table: dict[str, tuple[type | None, ...]], where: str) -> str | None:
+def _fields(
+    rec: dict[str, Any], table: dict[str, tuple[type | None, ...]], where: str
+) -> str | None:
     for name, kinds in table.items():
         if name in rec and not _typed(rec[name], kinds):
             return f"{where}{name} is {type(rec[name]).__name__}, not {_names(kinds)}"
@@ -163,9 +167,9 @@ def record_problem(rec: dict[str, Any]) -> str | None:
     if why is None and isinstance(observed, dict):
         why = _fields(observed, _OBSERVED, "observed.")
         for name in ("exit_code", "signal"):
-            if why is None and isinstance(observed.get(name), int):
-                if observed[name] not in EXIT_CODES:
-                    why = f"observed.{name} {observed[name]} is out of range"
+            value = observed.get(name)
+            if why is None and isinstance(value, int) and value not in EXIT_CODES:
+                why = f"observed.{name} {observed[name]} is out of range"
         if why is None and not all(isinstance(x, str) for x in observed.get("secondary", [])):
             why = "observed.secondary holds a value that is not a string"
     if why is None and isinstance(rec.get("seconds"), int | float) and rec["seconds"] < 0:

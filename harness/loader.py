@@ -37,7 +37,7 @@ class _Loader(yaml.SafeLoader):
         super().__init__(text)
         self.file, self.depth, self.nodes = file, 0, 0
 
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise ConfigError(
@@ -49,7 +49,7 @@ class _Loader(yaml.SafeLoader):
                 raise ConfigError(
                     f"YAML nested more than {MAX_DEPTH} deep", where=self._here(), help=_BUDGET_HELP
                 )
-            return super().compose_node(parent, index)  # type: ignore[no-untyped-call]
+            return super().compose_node(parent, index)
         finally:
             self.depth -= 1
 

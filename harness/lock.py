@@ -303,7 +303,9 @@ def read_lock(path: Path, slug: str | None = None) -> Lock | None:
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _PLATFORM = re.compile(r"[a-z0-9_]{1,80}")
 _INDEX = re.compile(r"https?://[!-~]{1,500}")  # printable ASCII, no space
-_REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?([<>=!~]=?[A-Za-z0-9.*+!-]+)?(,[<>=!~]=?[A-Za-z0-9.*+!-]+)*")
+_REQUIREMENT = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?([<>=!~]=?[A-Za-z0-9.*+!-]+)?(,[<>=!~]=?[A-Za-z0-9.*+!-]+)*"
+)
 
 
 def lock_problem(lock: Lock, slug: str) -> str | None:

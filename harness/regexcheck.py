@@ -62,7 +62,9 @@ def _nesting(seq: list[Any], outer: int) -> str | None:
         if op in REPEATS:
             hi = av[1]
             if outer > 1 and hi > 1 and MANY in (outer, hi):
-                return "nests a quantifier inside a quantifier, like (a+)+ (exponential backtracking)"
+                return (
+                    "nests a quantifier inside a quantifier, like (a+)+ (exponential backtracking)"
+                )
         if op is _C.BRANCH and outer == MANY:
             return "repeats an alternation without bound, like (a|a)* (exponential backtracking)"
         inner = max(outer, av[1]) if op in REPEATS else outer
@@ -131,6 +133,6 @@ def _timed(regex: str, needle: str, texts: list[str], max_line: int) -> str | No
                 if spent > BUDGET:
                     return (
                         f"is too slow: {spent * 1000:.0f} ms on a probe line of {n} characters "
-                        f"(a budget of {BUDGET * 1000:.0f} ms; the classifier runs it on every line)"
+                        f"(a budget of {BUDGET * 1000:.0f} ms; every log line meets it)"
                     )
     return None

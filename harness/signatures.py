@@ -19,8 +19,8 @@ from pathlib import Path
 
 from ahocorasick_rs import BytesAhoCorasick, Implementation
 
-from harness.errors import ConfigError
 from harness import inputs, regexcheck
+from harness.errors import ConfigError
 from harness.loader import Doc, parse_yaml
 from harness.model import Pattern, Signature, Stage, Verdict
 from harness.schema import validate

@@ -50,7 +50,18 @@ READS_FILES = ("loader", "inputs")
 FAMILIES = ("backends", "doctor", "report")  # a family may import its own members freely
 
 PURE = (
-    *("model", "ids", "regexcheck", "errors", "schema", "matrix", "compat", "scenarios", "faults", "render"),
+    *(
+        "model",
+        "ids",
+        "regexcheck",
+        "errors",
+        "schema",
+        "matrix",
+        "compat",
+        "scenarios",
+        "faults",
+        "render",
+    ),
     *("plan", "events", "signatures", "diagnose", "select", "args"),
 )
 
