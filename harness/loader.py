@@ -141,7 +141,10 @@ class _Builder:
 
 def parse_yaml(text: str, file: str) -> Doc:
     """Parse one YAML document from text; syntax errors become ConfigError with their place."""
-    loader = _Loader(text, file)
+    try:
+        loader = _Loader(text, file)  # the reader checks the characters here already
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, text, file) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -160,14 +163,7 @@ def parse_yaml(text: str, file: str) -> Doc:
             help="check indentation, colons and quotes near this place",
         ) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow
-        line, col = inputs.position(text, exc.position)
-        raise ConfigError(
-            f"invalid YAML: character U+{exc.character:04X} is not allowed"
-            if isinstance(exc.character, int)
-            else f"invalid YAML: {exc.reason}",
-            where=Where(file, line, col),
-            help="remove it; YAML text is printable UTF-8",
-        ) from None
+        raise _reader_error(exc, text, file) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", where=Where(file, 1, 1)) from None
     except RecursionError:  # a guard behind MAX_DEPTH, should PyYAML recurse elsewhere
@@ -177,6 +173,18 @@ def parse_yaml(text: str, file: str) -> Doc:
     finally:
         loader.dispose()
     return Doc(file=file, data=data, values=builder.values, keys=builder.keys, raw=builder.raw)
+
+
+def _reader_error(exc: yaml.reader.ReaderError, text: str, file: str) -> ConfigError:
+    line, col = inputs.position(text, exc.position)
+    char = exc.character
+    return ConfigError(
+        f"invalid YAML: character U+{char:04X} is not allowed"
+        if isinstance(char, int)
+        else f"invalid YAML: {exc.reason}",
+        where=Where(file, line, col),
+        help="remove it; YAML text is printable UTF-8",
+    )
 
 
 def read_yaml(path: Path, *, display: str | None = None) -> Doc:

@@ -105,6 +105,8 @@ def _texts(seq: list[Any]) -> list[str] | None:
                 if sub is None:
                     return None
                 parts += sub
+        elif op is _C.IN and av and all(o is _C.LITERAL for o, _ in av):
+            parts = sorted({chr(c).lower() for _, c in av})  # [ab]: a or b
         elif op in REPEATS:
             sub = _texts(_children(op, av)[0])
             if sub is None:
