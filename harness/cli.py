@@ -16,9 +16,9 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
-from harness import host
+from harness import host, inputs
 from harness.args import argv_where, build_parser
 from harness.backends import Backend
 
@@ -264,16 +264,17 @@ def cmd_diagnose(args: argparse.Namespace, argv: Sequence[str]) -> int:
     found alone), 1 an unknown failure, 3 no failure found, 2 bad input."""
     loaded = load(args, argv, DriverTarget(version=None, origin="none"))
     name = "standard input" if args.log == "-" else args.log
-    try:
-        if args.log == "-" and sys.stdin is None:  # started with stdin closed (`<&-`)
-            raise OSError(9, "standard input is closed")
-        stream = sys.stdin.buffer if args.log == "-" else open(args.log, "rb")  # noqa: SIM115
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot read {name}: {exc.strerror}",
-            where=argv_where(argv, "diagnose"),
-            help="give the path of a log file, or - to read standard input",
-        ) from None
+    help = "give the path of a log file, or - to read standard input"
+    if args.log == "-":
+        if sys.stdin is None:  # started with stdin closed (`<&-`)
+            raise ConfigError(
+                f"cannot read {name}: standard input is closed",
+                where=argv_where(argv, "diagnose"),
+                help=help,
+            )
+        stream: BinaryIO = sys.stdin.buffer
+    else:  # a regular file only: a FIFO would block, /dev/zero never ends
+        stream = os.fdopen(inputs.open_regular(Path(args.log), name, help), "rb")
     context = _Context()
     with stream:
         try:

@@ -12,12 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from harness import ids
 from harness.errors import ConfigError
 from harness.model import NO_DRIVER, STUB_DRIVER, Driver, Where
 
-# A Linux driver as nvidia-smi prints it (535.104.05, 570.26) or a bare branch (580): ASCII
-# digits only, matched whole (no trailing newline, no other script's digits).
-_DRIVER = re.compile(r"[0-9]{3}(?:\.[0-9]{1,3}){0,2}", re.ASCII)
 DRIVER_HELP = (
     "give a Linux driver version as nvidia-smi prints it (e.g. 535.104.05 or 570.26); a bare "
     "branch such as 580 means the oldest driver of that branch (it sorts below 580.65.06)"
@@ -32,7 +30,8 @@ DRIVER_LOCK = "images/locks/drivers/debian-non-free.json"
 
 
 def is_driver_version(text: object) -> bool:
-    return isinstance(text, str) and _DRIVER.fullmatch(text) is not None
+    """The one driver rule (harness.ids.DRIVER): ASCII digits, matched whole."""
+    return ids.is_driver(text)
 
 
 def driver_version(text: object, where: Where | None, what: str = "driver") -> str:

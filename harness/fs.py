@@ -11,8 +11,16 @@ import stat
 import tempfile
 from pathlib import Path
 
+from harness.errors import ConfigError
+from harness.inputs import kind
+
+SUMMARY_TAIL = 1  # bytes of an existing step summary read (is there a final newline?)
+
 
 def atomic_write(path: Path, text: str) -> None:
+    """Replace a regular file (or make one); anything else there (a FIFO, a device, a folder, a
+    symlink to one) is refused, never replaced."""
+    _refuse_special(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -35,3 +43,57 @@ def read_bounded(path: Path, limit: int) -> bytes:
         if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
             raise IsADirectoryError(f"{path} is not a regular file")
         return f.read(limit)
+
+
+def _refuse_special(path: Path) -> None:
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise ConfigError(
+            f"{path} is {kind(mode)}: it is not replaced",
+            help="remove it, or write the output somewhere else",
+        )
+
+
+def writable_dir(path: Path, option: str) -> None:
+    """Make the output folder `path` (and its parents), and prove a file can be made in it;
+    a ConfigError naming `option` otherwise (a file, /dev/null, /proc/self, read-only)."""
+    help = f"give {option} a folder you can write to"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=path)
+        os.close(fd)
+        os.unlink(probe)
+    except FileExistsError:
+        raise ConfigError(f"{option} {path} is a file, not a folder", help=help) from None
+    except OSError as exc:
+        raise ConfigError(
+            f"{option} {path}: cannot write there: {exc.strerror}", help=help
+        ) from None
+
+
+def append_summary(path: Path, text: str, option: str = "GITHUB_STEP_SUMMARY") -> None:
+    """Append `text` to the file `path` (made if missing), a newline first where the last writer
+    left none. Only a regular file; of what is there, only the last byte is read."""
+    help = f"set {option} to a regular file (GitHub Actions sets it for each step)"
+    try:
+        fd = os.open(
+            path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o644
+        )
+    except OSError as exc:
+        raise ConfigError(f"{option}={path}: cannot append: {exc.strerror}", help=help) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(f"{option}={path} is {kind(st.st_mode)}", help=help)
+        last = os.pread(fd, SUMMARY_TAIL, st.st_size - 1) if st.st_size else b"\n"
+        data = (b"" if last == b"\n" else b"\n") + text.encode("utf-8", "replace")
+        os.write(fd, data)
+    except OSError as exc:
+        raise ConfigError(f"{option}={path}: cannot append: {exc.strerror}", help=help) from None
+    finally:
+        os.close(fd)

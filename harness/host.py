@@ -106,7 +106,7 @@ def parse_smi_gpus(text: str) -> tuple[Gpu, ...]:
         cells = [c.strip() for c in line.split(",")]
         if len(cells) < 2 or not cells[0].isdigit():
             continue
-        cap = cells[2] if len(cells) > 2 and re.fullmatch(r"\d+\.\d+", cells[2]) else None
+        cap = cells[2] if len(cells) > 2 and re.fullmatch(r"[0-9]+\.[0-9]+", cells[2]) else None
         gpus.append(Gpu(index=int(cells[0]), name=cells[1], capability=cap))
     return tuple(gpus)
 

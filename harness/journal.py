@@ -3,10 +3,16 @@ as typed RunResults (derived files are written atomically: harness.fs)."""
 
 from __future__ import annotations
 
+import codecs
 import json
+import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
+from harness import inputs
+from harness.errors import ConfigError
 from harness.model import RESULT_SCHEMAS, RunResult, Status
 
 JOURNAL = "journal.jsonl"
@@ -34,18 +40,146 @@ def _ends_with_newline(path: Path) -> bool:
         return f.read(1) == b"\n"
 
 
-def records(folder: Path) -> list[dict[str, object]]:
-    """Every whole record in a results folder (a torn last line is skipped, not an error)."""
-    out = []
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A journal line that is not a result: where it is and why it was left out."""
+
+    file: str
+    line: int
+    why: str
+
+    def __str__(self) -> str:
+        if self.line == 0:  # the whole file (not a regular file; unreadable)
+            return f"{self.file}: warning: skipped: {self.why}"
+        return f"{self.file}:{self.line}: warning: skipped a journal line: {self.why}"
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    records: list[dict[str, object]]
+    skipped: list[Skipped]
+
+
+def read(folder: Path) -> Read:
+    """Every whole record in a results folder. One bad line, or one bad file, never stops the
+    rest: it is skipped and counted (a line past LINE_LIMIT, not UTF-8, not JSON, too deep, not
+    a record of a known schema, fields of the wrong type)."""
+    out = Read([], [])
     for path in sorted(folder.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(rec, dict) and rec.get("schema") in RESULT_SCHEMAS:
-                out.append(rec)
+        try:
+            fd = inputs.open_regular(path, str(path), "")
+        except ConfigError as exc:
+            out.skipped.append(Skipped(str(path), 0, exc.message))
+            continue
+        with os.fdopen(fd, "rb") as f:
+            _read_lines(f, str(path), out)
     return out
+
+
+def _read_lines(f: BinaryIO, name: str, out: Read) -> None:
+    number = 0
+    try:
+        while line := f.readline(inputs.LINE_LIMIT + 1):
+            number += 1
+            if len(line) > inputs.LINE_LIMIT:
+                out.skipped.append(Skipped(name, number, f"longer than {inputs.LINE_LIMIT} bytes"))
+                while line and not line.endswith(b"\n"):  # the rest of the long line
+                    line = f.readline(inputs.LINE_LIMIT)
+                continue
+            if number == 1:
+                line = line.removeprefix(codecs.BOM_UTF8)
+            if not line.strip():
+                continue
+            why = _record(line, out.records)
+            if why is not None:
+                torn = "" if line.endswith(b"\n") else " (a torn last line: a killed writer?)"
+                out.skipped.append(Skipped(name, number, why + torn))
+    except OSError as exc:
+        out.skipped.append(Skipped(name, number + 1, f"cannot read: {exc.strerror}"))
+
+
+def _record(line: bytes, into: list[dict[str, object]]) -> str | None:
+    try:
+        rec = inputs.loads(line.decode("utf-8"), surrogates="replace")
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 (byte {exc.start})"
+    except ValueError as exc:
+        return f"not JSON ({str(exc)[:80]})"
+    if not isinstance(rec, dict):
+        return f"not a JSON object but {type(rec).__name__}"
+    if rec.get("schema") not in RESULT_SCHEMAS:
+        return f"unknown schema {str(rec.get('schema'))[:20]!r}"
+    why = record_problem(rec)
+    if why is None:
+        into.append(rec)
+    return why
+
+
+# Field -> the JSON types it may hold (None: null). Booleans are never numbers here.
+_FIELDS: dict[str, tuple[type | None, ...]] = {
+    "cell": (str,), "key": (str,), "status": (str,), "evidence": (str,), "drift": (bool,),
+    "expected": (dict,), "observed": (dict, None), "stack": (dict,), "scenario": (str,),
+    "backend": (str,), "started": (str,), "seconds": (int, float), "image": (str,),
+    "error": (str, None), "driver": (str, None), "gpu": (str, None),
+}  # fmt: skip
+_OBSERVED: dict[str, tuple[type | None, ...]] = {
+    "exit_code": (int, None), "signal": (int, None), "outcome": (str,), "stage": (str, None),
+    "signature": (str, None), "decisive_line": (str, None), "fingerprint": (str, None),
+    "secondary": (list,),
+}  # fmt: skip
+_EXPECTED: dict[str, tuple[type | None, ...]] = {
+    "outcome": (str,),
+    "signature": (str, None),
+    "stage": (str, None),
+}
+EXIT_CODES = range(-(1 << 31), 1 << 31)
+
+
+def _typed(value: object, kinds: tuple[type | None, ...]) -> bool:
+    if value is None:
+        return None in kinds
+    if isinstance(value, bool):
+        return bool in kinds
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    return any(k is not None and k is not bool and isinstance(value, k) for k in kinds)
+
+
+def _fields(
+    rec: dict[str, Any], table: dict[str, tuple[type | None, ...]], where: str
+) -> str | None:
+    for name, kinds in table.items():
+        if name in rec and not _typed(rec[name], kinds):
+            return f"{where}{name} is {type(rec[name]).__name__}, not {_names(kinds)}"
+    return None
+
+
+def _names(kinds: tuple[type | None, ...]) -> str:
+    return " or ".join("null" if k is None else k.__name__ for k in kinds)
+
+
+def record_problem(rec: dict[str, Any]) -> str | None:
+    """Why a JSON object is not a journal record, field by field (strict types), or None."""
+    why = _fields(rec, _FIELDS, "")
+    if why is None and isinstance(rec.get("expected"), dict):
+        why = _fields(rec["expected"], _EXPECTED, "expected.")
+    observed = rec.get("observed")
+    if why is None and isinstance(observed, dict):
+        why = _fields(observed, _OBSERVED, "observed.")
+        for name in ("exit_code", "signal"):
+            value = observed.get(name)
+            if why is None and isinstance(value, int) and value not in EXIT_CODES:
+                why = f"observed.{name} {observed[name]} is out of range"
+        if why is None and not all(isinstance(x, str) for x in observed.get("secondary", [])):
+            why = "observed.secondary holds a value that is not a string"
+    if why is None and isinstance(rec.get("seconds"), int | float) and rec["seconds"] < 0:
+        why = "seconds is negative"
+    return why
+
+
+def records(folder: Path) -> list[dict[str, object]]:
+    """Every whole record in a results folder (bad lines skipped: `read` says which)."""
+    return read(folder).records
 
 
 def finished(folder: Path) -> dict[str, str]:
@@ -53,12 +187,17 @@ def finished(folder: Path) -> dict[str, str]:
     return {str(r["cell"]): str(r["key"]) for r in records(folder) if r.get("status") in FINAL}
 
 
-def results(folder: Path) -> list[RunResult]:
-    """Every whole record as a RunResult; a record that is not one is skipped like a torn line."""
+def results(folder: Path, skipped: list[Skipped] | None = None) -> list[RunResult]:
+    """Every whole record as a RunResult; one that is not is skipped and, given `skipped`,
+    listed there with every other line left out."""
+    got = read(folder)
     out = []
-    for rec in records(folder):
+    for rec in got.records:
         try:
             out.append(RunResult.from_json(rec))
-        except (KeyError, ValueError, TypeError, AttributeError):
-            continue
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            why = f"not a result ({type(exc).__name__}: {str(exc)[:80]})"
+            got.skipped.append(Skipped(str(folder / JOURNAL), 0, f"{rec.get('cell')!r}: {why}"))
+    if skipped is not None:
+        skipped.extend(got.skipped)
     return out

@@ -3,6 +3,11 @@
 PyYAML's composer gives nodes with marks; we build plain values from them and keep a map from a
 path (tuple of keys and indexes) to its place, so every later error can point at the exact spot.
 Duplicate keys, which PyYAML silently overwrites, are an error here.
+
+Bounded: the file comes through harness.inputs (a regular file under a size cap, UTF-8 without
+control characters); composing stops past MAX_DEPTH nested collections or MAX_NODES nodes, and
+building stops past MAX_EXPANDED values, so an alias bomb ("billion laughs") is refused after a
+bounded amount of work wherever it sits, before any schema check.
 """
 
 from __future__ import annotations
@@ -14,10 +19,43 @@ from typing import Any
 
 import yaml
 
+from harness import inputs
 from harness.errors import ConfigError
 from harness.model import Where
 
 Path_ = tuple[str | int, ...]
+MAX_DEPTH = 64  # nested collections; the shipped files nest 6 deep
+MAX_NODES = 200_000  # nodes composed (what is written)
+MAX_EXPANDED = 200_000  # values built (what aliases expand to)
+_BUDGET_HELP = "the harness reads hand-written configuration; write the values out plainly"
+
+
+class _Loader(yaml.SafeLoader):
+    """PyYAML's SafeLoader with its (recursive) composer bounded in depth and node count."""
+
+    def __init__(self, text: str, file: str):
+        super().__init__(text)
+        self.file, self.depth, self.nodes = file, 0, 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise ConfigError(
+                f"more than {MAX_NODES} YAML nodes", where=self._here(), help=_BUDGET_HELP
+            )
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise ConfigError(
+                    f"YAML nested more than {MAX_DEPTH} deep", where=self._here(), help=_BUDGET_HELP
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def _here(self) -> Where:
+        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+        return Where(self.file, mark.line + 1, mark.column + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +95,16 @@ class _Builder:
         self.values: dict[Path_, Where] = {}
         self.keys: dict[Path_, Where] = {}
         self.raw: dict[Path_, str] = {}
+        self.built = 0
 
     def build(self, node: yaml.Node, path: Path_) -> Any:
+        self.built += 1
+        if self.built > MAX_EXPANDED:  # aliases reuse nodes: the composer cannot see this
+            raise ConfigError(
+                f"the YAML expands to more than {MAX_EXPANDED} values (aliases to aliases?)",
+                where=_where(self.file, node),
+                help=_BUDGET_HELP,
+            )
         self.values[path] = _where(self.file, node)
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)
@@ -95,7 +141,10 @@ class _Builder:
 
 def parse_yaml(text: str, file: str) -> Doc:
     """Parse one YAML document from text; syntax errors become ConfigError with their place."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = _Loader(text, file)  # the reader checks the characters here already
+    except yaml.reader.ReaderError as exc:
+        raise _reader_error(exc, text, file) from None
     try:
         node = loader.get_single_node()
         if node is None:
@@ -113,30 +162,34 @@ def parse_yaml(text: str, file: str) -> Doc:
             where=where,
             help="check indentation, colons and quotes near this place",
         ) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow
+        raise _reader_error(exc, text, file) from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"invalid YAML: {exc}", where=Where(file, 1, 1)) from None
+    except RecursionError:  # a guard behind MAX_DEPTH, should PyYAML recurse elsewhere
+        raise ConfigError(
+            "YAML nested too deep", where=Where(file, 1, 1), help=_BUDGET_HELP
+        ) from None
     finally:
         loader.dispose()
     return Doc(file=file, data=data, values=builder.values, keys=builder.keys, raw=builder.raw)
 
 
+def _reader_error(exc: yaml.reader.ReaderError, text: str, file: str) -> ConfigError:
+    line, col = inputs.position(text, exc.position)
+    char = exc.character
+    return ConfigError(
+        f"invalid YAML: character U+{char:04X} is not allowed"
+        if isinstance(char, int)
+        else f"invalid YAML: {exc.reason}",
+        where=Where(file, line, col),
+        help="remove it; YAML text is printable UTF-8",
+    )
+
+
 def read_yaml(path: Path, *, display: str | None = None) -> Doc:
     """Read a YAML file (I/O only; parsing is `parse_yaml`)."""
     name = display or str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(
-            f"no such file: {name}", where=None, help="pass an existing file with --matrix PATH"
-        ) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {name}: {exc.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"not UTF-8 text (byte {exc.start})",
-            where=Where(name, 1, 1),
-            help="save the file as UTF-8",
-        ) from None
-    return parse_yaml(text, name)
+    help = "pass an existing file with --matrix PATH"
+    raw = inputs.read_regular(path, limit=inputs.YAML_LIMIT, display=name, help=help)
+    return parse_yaml(inputs.decode(raw, name), name)

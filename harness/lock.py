@@ -23,11 +23,13 @@ from filelock import FileLock, Timeout
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from harness import proc
-from harness.errors import HarnessError
+from harness import ids, proc
+from harness.errors import ConfigError, HarnessError
 from harness.fs import atomic_write
+from harness.inputs import read_json
 from harness.model import Lock, LockedWheel, Stack
 
+LOCK_LIMIT = 8 << 20
 RESOLVE_TIMEOUT = 3600.0
 # How long to wait for another build's hold on the shared cache. A download may hold its lock as
 # long as pip may run (RESOLVE_TIMEOUT, then proc kills it), so a waiter outlasts that: giving up
@@ -279,16 +281,66 @@ def fetch(lock: Lock, cache: WheelCache) -> int:
     return new_bytes
 
 
-def read_lock(path: Path) -> Lock | None:
-    try:
-        return Lock.from_json(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
+def read_lock(path: Path, slug: str | None = None) -> Lock | None:
+    """The lock at path (None when there is none), every field checked: a lock becomes lines of
+    requirements.txt and pip arguments, so nothing in it may carry a newline or an option.
+    `slug`: the stack it must be for (default: the file's name, <slug>.json)."""
+    help = "delete it and run `harness build --relock`"
+    if not (path.exists() or path.is_symlink()):
         return None
-    except (ValueError, KeyError, TypeError) as exc:
-        raise LockError(
-            f"{path}: not a stackmatrix lock ({exc})",
-            help="delete it and run `harness build --relock`",
-        ) from None
+    try:
+        lock = Lock.from_json(read_json(path, limit=LOCK_LIMIT, help=help))
+        why = lock_problem(lock, path.stem if slug is None else slug)
+    except ConfigError as exc:
+        why = exc.message
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        why = f"{type(exc).__name__}: {str(exc)[:120]}"
+    if why is not None:
+        raise LockError(f"{path}: not a stackmatrix lock ({why})", help=help)
+    return lock
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_PLATFORM = re.compile(r"[a-z0-9_]{1,80}")
+_INDEX = re.compile(r"https?://[!-~]{1,500}")  # printable ASCII, no space
+_REQUIREMENT = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[A-Za-z0-9,._-]+\])?([<>=!~]=?[A-Za-z0-9.*+!-]+)?(,[<>=!~]=?[A-Za-z0-9.*+!-]+)*"
+)
+
+
+def lock_problem(lock: Lock, slug: str) -> str | None:
+    """Why a lock read from disk cannot be used, or None."""
+    if lock.slug != slug:
+        return f"it is the lock of {lock.slug!r}, not of {slug!r}"
+    if not ids.is_version(lock.python) or not _INDEX.fullmatch(lock.index):
+        return "python or index is malformed"
+    for text in (*lock.requirements, *lock.overrides):
+        if not isinstance(text, str) or not _REQUIREMENT.fullmatch(text):
+            return f"requirement {str(text)[:60]!r} is not a plain name and version specifier"
+    if not all(isinstance(p, str) and _PLATFORM.fullmatch(p) for p in lock.platforms):
+        return "a platform tag is malformed"
+    return next(filter(None, (_wheel_problem(w) for w in lock.wheels)), None)
+
+
+def _wheel_problem(w: LockedWheel) -> str | None:
+    if not all(isinstance(x, str) for x in (w.name, w.version, w.filename, w.sha256)):
+        return "a wheel field is not a string"
+    if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?", w.name):
+        return f"wheel name {w.name[:60]!r} is not a project name"
+    if "/" in w.filename or not re.fullmatch(r"[A-Za-z0-9._+!-]+\.whl", w.filename):
+        return f"wheel file name {w.filename[:60]!r} is malformed"
+    try:
+        name, version, _, _ = parse_wheel_filename(w.filename)
+        same = name == canonicalize_name(w.name) and version == Version(w.version)
+    except (InvalidWheelFilename, InvalidVersion) as exc:
+        return f"{w.filename[:60]!r}: {exc}"
+    if not same:
+        return f"{w.filename} is not {w.name}=={w.version}"
+    if not _SHA256.fullmatch(w.sha256):
+        return f"the sha256 of {w.filename} is not 64 lower-case hex digits"
+    if isinstance(w.size, bool) or not isinstance(w.size, int) or w.size < 0:
+        return f"the size of {w.filename} is not a byte count"
+    return None
 
 
 def write_lock(path: Path, lock: Lock) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 # A version ends up in Dockerfiles, image tags and shell command lines: nothing else is allowed.
-VERSION_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+-]*$")
+VERSION_RE = re.compile(r"\A[0-9A-Za-z][0-9A-Za-z.+-]*\Z")
 
 
 def version_key(text: str) -> tuple[int, Version | tuple[tuple[int, int | str], ...]]:
@@ -143,7 +143,7 @@ class Stack:
 
 _SLUG = re.compile(
     r"^(?P<framework>[A-Za-z0-9]+)-(?P<framework_version>[^_]+)_cu(?P<cuda>[^_]+)"
-    r"_cudnn(?P<cudnn>[^_]+)_py(?P<python>[^_]+)_(?P<base>.+)$"
+    r"_cudnn(?P<cudnn>[^_]+)_py(?P<python>[^_]+)_(?P<base>[A-Za-z0-9._-]+)\Z"
 )
 _STACK_FIELDS = ("framework", "framework_version", "cuda", "cudnn", "python", "base")
 

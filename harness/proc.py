@@ -9,12 +9,41 @@ import contextlib
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
+from typing import IO
 
 from harness.model import ProcResult
 
 GRACE_SECONDS = 5.0
+CAPTURE_LIMIT = 16 << 20  # bytes kept of each of stdout and stderr: the head and the tail
+_CHUNK = 64 << 10
+
+
+class _Capture(threading.Thread):
+    """Drains one pipe to its end, keeping the first and the last `limit // 2` bytes (a child
+    that prints without end, `yes`, costs no memory past that)."""
+
+    def __init__(self, pipe: IO[bytes], limit: int):
+        super().__init__(daemon=True)
+        self.pipe, self.half = pipe, limit // 2
+        self.head, self.tail, self.dropped = bytearray(), bytearray(), 0
+
+    def run(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := self.pipe.read1(_CHUNK):  # type: ignore[attr-defined]
+                room = self.half - len(self.head)
+                self.head += chunk[:room]
+                self.tail += chunk[max(room, 0) :]
+                if len(self.tail) > self.half:
+                    self.dropped += len(self.tail) - self.half
+                    del self.tail[: len(self.tail) - self.half]
+
+    def text(self) -> str:
+        cut = f"\n[... {self.dropped} bytes cut ...]\n".encode() if self.dropped else b""
+        text = bytes(self.head + cut + self.tail).decode("utf-8", errors="replace")
+        return text.replace("\r\n", "\n").replace("\r", "\n")  # as text=True reads it
 
 
 def alive(pid: int) -> bool:
@@ -36,6 +65,7 @@ def run(
     timeout: float,
     env: Mapping[str, str] | None = None,
     group: bool = False,
+    capture_limit: int = CAPTURE_LIMIT,
 ) -> ProcResult:
     """Run argv, capture its text output. A missing program is a result (returncode None).
 
@@ -49,8 +79,6 @@ def run(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
-            text=True,
-            errors="replace",
             env=dict(env) if env is not None else None,
             start_new_session=group,
         )
@@ -62,15 +90,26 @@ def run(
             stderr=str(exc),
             seconds=time.monotonic() - start,
         )
+    assert proc.stdout is not None and proc.stderr is not None
+    readers = [_Capture(proc.stdout, capture_limit), _Capture(proc.stderr, capture_limit)]
+    for r in readers:
+        r.start()
     timed_out = False
     try:
-        out, err = proc.communicate(timeout=timeout)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        out, err = _stop(proc, group)
+        _stop(proc, group)
     except BaseException:  # Ctrl-C: stop the child before letting the interrupt through
         _stop(proc, group)
         raise
+    finally:
+        for r in readers:  # a grandchild holding the pipe open must not keep us here
+            r.join(GRACE_SECONDS)
+        for pipe in (proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                pipe.close()
+    out, err = readers[0].text(), readers[1].text()
     return ProcResult(
         argv=tuple(argv),
         returncode=proc.returncode,
@@ -81,16 +120,16 @@ def run(
     )
 
 
-def _stop(proc: subprocess.Popen[str], group: bool = False) -> tuple[str, str]:
+def _stop(proc: subprocess.Popen[bytes], group: bool = False) -> None:
     _signal(proc, signal.SIGTERM, group)
     try:
-        return proc.communicate(timeout=GRACE_SECONDS)
+        proc.wait(timeout=GRACE_SECONDS)
     except subprocess.TimeoutExpired:
         _signal(proc, signal.SIGKILL, group)
-        return proc.communicate()
+        proc.wait()
 
 
-def _signal(proc: subprocess.Popen[str], sig: int, group: bool) -> None:
+def _signal(proc: subprocess.Popen[bytes], sig: int, group: bool) -> None:
     if not group:
         proc.send_signal(sig)
         return

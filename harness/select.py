@@ -16,7 +16,8 @@ from harness.errors import ConfigError
 from harness.matrix import shard as shard_plan
 from harness.model import Plan, Where
 
-SHARD_RE = re.compile(r"([0-9]+)/([0-9]+)")
+SHARD_RE = re.compile(r"([0-9]{1,9})/([0-9]{1,9})")  # ASCII digits; shard counts stay small
+MAX_SHARDS = 10_000
 COMMAND_LINE = Where("<command line>", 1, 1)
 SHOWN = 5  # choices a help line names when none is close
 
@@ -26,11 +27,12 @@ def parse_shard(text: str | None, where: Where) -> tuple[int, int] | None:
     if text is None:
         return None
     m = SHARD_RE.fullmatch(text)
-    if m is None or not (1 <= int(m.group(1)) <= int(m.group(2))):
+    if m is None or not (1 <= int(m.group(1)) <= int(m.group(2)) <= MAX_SHARDS):
         raise ConfigError(
-            f"bad --shard '{text}'",
+            f"bad --shard {text!r}",
             where=where,
-            help="write I/N with 1 <= I <= N, e.g. --shard 1/4 (shards count from 1)",
+            help=f"write I/N with 1 <= I <= N <= {MAX_SHARDS}, e.g. --shard 1/4 "
+            "(shards count from 1)",
         )
     return int(m.group(1)), int(m.group(2))
 
@@ -88,7 +90,7 @@ def _empty(
 
 def _shard(plan: Plan, spec: tuple[int, int], where: Where) -> Plan:
     index, total = spec
-    if not 1 <= index <= total:
+    if not 1 <= index <= total <= MAX_SHARDS:
         raise ConfigError(
             f"bad --shard '{index}/{total}'",
             where=where,

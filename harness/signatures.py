@@ -19,9 +19,10 @@ from pathlib import Path
 
 from ahocorasick_rs import BytesAhoCorasick, Implementation
 
+from harness import inputs, regexcheck
 from harness.codes import ErrorRow, name_patterns, read_table, wrapper_patterns
 from harness.errors import ConfigError
-from harness.loader import Doc, read_yaml
+from harness.loader import Doc, parse_yaml
 from harness.model import Pattern, Signature, Stage, Verdict
 from harness.schema import validate
 
@@ -88,14 +89,15 @@ def _patterns(
 ) -> tuple[Pattern, ...]:
     out = []
     for i, p in enumerate(items):
-        try:
-            re.compile(p["regex"])
-        except re.error as exc:
+        why = regexcheck.problem(p["regex"], p["needle"], MAX_LINE)
+        if why is not None:
             raise ConfigError(
-                f"pattern is not a valid regular expression: {exc}",
+                f"pattern {why}",
                 where=doc.where((*path, i, "regex")),
-                help="patterns are Python regexes; escape literal brackets and dots",
-            ) from None
+                help="patterns are Python regexes run on every log line: no nested quantifiers "
+                "or backreferences; escape literal brackets and dots; the needle is a lower-case "
+                "piece of the regex's own text",
+            )
         out.append(Pattern(regex=p["regex"], needle=p["needle"]))
     return tuple(out)
 
@@ -155,8 +157,12 @@ def parse_catalog(doc: Doc, table: tuple[ErrorRow, ...] | None = None) -> Catalo
 
 
 def read_catalog(path: Path, *, display: str | None = None) -> Catalog:
-    catalog = parse_catalog(read_yaml(path, display=display))
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    name = display or str(path)
+    raw = inputs.read_regular(
+        path, limit=inputs.YAML_LIMIT, display=name, help="the catalog is scenarios/signatures.yaml"
+    )
+    catalog = parse_catalog(parse_yaml(inputs.decode(raw, name), name))
+    digest = hashlib.sha256(raw).hexdigest()
     return Catalog(
         signatures=catalog.signatures, noise=catalog.noise, digest=digest, coded=catalog.coded
     )

@@ -44,6 +44,7 @@ from harness.model import (
 SETUP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP"]
 DROP = "setpriv --reuid=1000 --regid=1000 --init-groups --inh-caps=-all --bounding-set=-all --"
 PIDS_LIMIT = 4096
+DEFAULT_MEMORY = "8g"
 _WILDCARD = re.compile(r"([*?])")
 NO_GPU_ENV = (("CUDA_VISIBLE_DEVICES", ""), ("NVIDIA_VISIBLE_DEVICES", "void"))
 DRIVER_DIR = "/usr/lib/x86_64-linux-gnu"  # where nvidia-container-cli puts a host's driver
@@ -121,8 +122,8 @@ def hardening(spec: RunSpec) -> dict[str, Any]:
         "security_opt": ["no-new-privileges"],
         "pids_limit": PIDS_LIMIT,
     }
-    if spec.memory_limit is not None:
-        out["mem_limit"] = out["memswap_limit"] = spec.memory_limit
+    # A default memory limit: a probe that runs away is killed (OOM), not the host.
+    out["mem_limit"] = out["memswap_limit"] = spec.memory_limit or DEFAULT_MEMORY
     if spec.sees_gpu:
         out["device_requests"] = [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
     return out
@@ -134,8 +135,8 @@ def docker_run_command(spec: RunSpec, image: str) -> str:
     for cap in SETUP_CAPS:
         parts += ["--cap-add", cap]
     parts += ["--security-opt", "no-new-privileges", "--pids-limit", str(PIDS_LIMIT)]
-    if spec.memory_limit is not None:
-        parts += ["--memory", str(spec.memory_limit), "--memory-swap", str(spec.memory_limit)]
+    memory = spec.memory_limit or DEFAULT_MEMORY
+    parts += ["--memory", str(memory), "--memory-swap", str(memory), "--log-opt", "max-size=8m"]
     if spec.sees_gpu:
         parts += ["--gpus", "all"]
     for m in spec.mounts:

@@ -9,9 +9,11 @@ commit or import, so an interrupted build leaves no half-tagged image.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
+import socket
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -30,10 +32,57 @@ from harness.fs import atomic_write
 from harness.model import DockerfilePlan, Finished, Mount
 
 LOG_TAIL = 30
-# stackmatrix-<kind>-<pid of the harness process>-<random>: the pid finds orphans after kill -9.
-_NAME = re.compile(r"^stackmatrix-[a-z]+-(\d+)-[0-9a-f]+$")
+# stackmatrix-<kind>-<host>-<pid>-<start>-<random>: host is this machine (its name and boot),
+# pid and start the harness process (its start time in clock ticks since boot, so a reused pid
+# is not mistaken for the process). An orphan is judged only on the machine that made it: on a
+# shared engine (a remote DOCKER_HOST, sibling runners) other machines' pids mean nothing here.
+_NAME = re.compile(r"stackmatrix-[a-z]+-([0-9a-f]{12})-([0-9]{1,10})-([0-9]{1,20})-[0-9a-f]+")
 LOG_CAP = 4 * 1024 * 1024
 LABEL = "stackmatrix.run"
+# Every container: its json-file log is capped by the engine (and read back bounded).
+LOG_OPTIONS = {"max-size": "8m", "max-file": "1"}
+BUILD_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID"]
+BUILD_LIMITS: dict[str, Any] = {
+    "cap_drop": ["ALL"],
+    "cap_add": BUILD_CAPS,  # root's file work in RUN steps; no raw sockets, mknod, chroot, ...
+    "security_opt": ["no-new-privileges"],
+    "pids_limit": 4096,
+    "mem_limit": "16g",
+    "memswap_limit": "16g",
+}
+
+
+def host_id() -> str:
+    """This machine, as sweep() knows it: its host name and this boot."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="ascii").strip()
+    except OSError:
+        boot = ""
+    return hashlib.sha256(f"{socket.gethostname()}\0{boot}".encode()).hexdigest()[:12]
+
+
+def start_ticks(pid: int) -> int | None:
+    """When process pid started (clock ticks after boot; /proc/PID/stat field 22), or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    return (
+        int(fields[19])
+        if len(fields) > 19 and fields[19].isascii() and fields[19].isdigit()
+        else None
+    )
+
+
+def owner_gone(name: str, host: str) -> bool:
+    """Whether the harness process that made container `name` is gone: only for a name made on
+    this machine; a name of another machine, or of another shape, is never judged gone."""
+    m = _NAME.fullmatch(name)
+    if m is None or m.group(1) != host:
+        return False
+    pid, start = int(m.group(2)), int(m.group(3))
+    return not proc.alive(pid) or start_ticks(pid) not in (start, None)
 
 
 class EngineUnreachable(HarnessError):
@@ -162,7 +211,9 @@ class Engine:
         **hardening: Any,
     ) -> Iterator[Container]:
         """A created (not started) container, removed on the way out whatever happens."""
-        name = f"stackmatrix-{kind}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        pid = os.getpid()
+        ident = f"{host_id()}-{pid}-{start_ticks(pid) or 0}"
+        name = f"stackmatrix-{kind}-{ident}-{uuid.uuid4().hex[:12]}"
         # A build container is committed, and `docker commit` copies its labels into the image
         # (then into every container made from it): only run containers are labelled.
         labels = {} if kind == "build" else {LABEL: name}
@@ -181,6 +232,7 @@ class Engine:
                 user=user,
                 environment=dict(env or {}),
                 detach=True,
+                log_config=docker.types.LogConfig(type="json-file", config=LOG_OPTIONS),
                 **hardening,
             )
             yield created
@@ -198,9 +250,7 @@ class Engine:
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
             container.kill()
             code = None
-        raw = container.logs(stdout=True, stderr=True)
-        if len(raw) > LOG_CAP:  # keep the end: the decisive lines are usually last
-            raw = b"[... %d bytes cut ...]\n" % (len(raw) - LOG_CAP) + raw[-LOG_CAP:]
+        raw = bounded_logs(container)
         output = raw.decode("utf-8", "replace")
         container.reload()
         oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
@@ -232,7 +282,12 @@ class Engine:
         network and the given read-only mounts, then `commit` with its other instructions."""
         script = " && ".join(f"( {r} )" for r in plan.runs) or "true"
         with self.container(
-            plan.base, ["sh", "-c", f"set -x; {script}"], kind="build", mounts=mounts, user="0"
+            plan.base,
+            ["sh", "-c", f"set -x; {script}"],
+            kind="build",
+            mounts=mounts,
+            user="0",
+            **BUILD_LIMITS,
         ) as c:
             done = self.finish(c, timeout)
             atomic_write(log_path, done.output)
@@ -265,19 +320,20 @@ class Engine:
             return root, -1
 
     def _ours(self) -> list[tuple[Container, int]]:
-        """Containers this harness made (any process), with the pid of the one that made it."""
-        found = []
+        """Containers made on this machine by a harness (any process), with that process's pid."""
+        found, host = [], host_id()
         for c in self.client.containers.list(all=True, filters={"name": "stackmatrix-"}):
-            m = _NAME.match(str(c.name))
-            if m:
-                found.append((c, int(m.group(1))))
+            m = _NAME.fullmatch(str(c.name))
+            if m and m.group(1) == host:
+                found.append((c, int(m.group(2))))
         return found
 
     def sweep(self) -> list[str]:
-        """Remove containers whose harness process is gone (it was killed with -9, say)."""
-        removed = []
-        for c, pid in self._ours():
-            if not proc.alive(pid):
+        """Remove containers made on this machine whose harness process is gone (killed with
+        -9, say); another machine's containers on a shared engine are never touched."""
+        removed, host = [], host_id()
+        for c, _ in self._ours():
+            if owner_gone(str(c.name), host):
                 with suppress(NotFound):
                     c.remove(force=True)
                     removed.append(str(c.name))
@@ -289,5 +345,20 @@ class Engine:
         return [
             str(c.name)
             for c, pid in self._ours()
-            if (pid == owner if owner is not None else not proc.alive(pid))
+            if (pid == owner if owner is not None else owner_gone(str(c.name), host_id()))
         ]
+
+
+def bounded_logs(container: Container) -> bytes:
+    """stdout and stderr, streamed: at most the last LOG_CAP bytes are kept (the decisive lines
+    are usually last), whatever the container printed."""
+    tail, dropped = bytearray(), 0
+    for chunk in container.logs(stdout=True, stderr=True, stream=True):
+        tail += chunk
+        if len(tail) > 2 * LOG_CAP:
+            dropped += len(tail) - LOG_CAP
+            del tail[: len(tail) - LOG_CAP]
+    if len(tail) > LOG_CAP:
+        dropped += len(tail) - LOG_CAP
+        del tail[: len(tail) - LOG_CAP]
+    return (b"[... %d bytes cut ...]\n" % dropped if dropped else b"") + bytes(tail)

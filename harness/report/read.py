@@ -6,12 +6,12 @@ ConfigError naming the file. A journal record that is not a result is skipped, l
 
 from __future__ import annotations
 
-import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness import journal
+from harness import inputs, journal
 from harness.errors import ConfigError
 from harness.model import Plan, RunResult, Where
 from harness.report.frame import Slugs
@@ -23,11 +23,8 @@ _PLAN_HELP = "write it with `harness plan --format json`"
 def read_plans(folders: Sequence[Path]) -> list[Plan]:
     out = []
     for path in (f / PLAN for f in folders):
-        if path.exists():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except ValueError as exc:
-                raise ConfigError(f"not JSON: {exc}", where=Where(str(path))) from None
+        if path.exists() or path.is_symlink():
+            data = inputs.read_json(path, limit=inputs.PLAN_LIMIT, help=_PLAN_HELP)
             out.append(parse_plan(data, Where(str(path))))
     return out
 
@@ -61,4 +58,17 @@ def read_results(folders: Sequence[Path]) -> list[RunResult]:
                 f"results folder {folder} does not exist",
                 help="run `nox -s matrix` first, or pass --results FOLDER",
             )
-    return [r for folder in folders for r in journal.results(folder)]
+    skipped: list[journal.Skipped] = []
+    out = [r for folder in folders for r in journal.results(folder, skipped)]
+    for s in skipped[:MAX_WARNINGS]:
+        warn(str(s))
+    if len(skipped) > MAX_WARNINGS:
+        warn(f"warning: {len(skipped) - MAX_WARNINGS} more journal lines skipped")
+    return out
+
+
+MAX_WARNINGS = 20
+
+
+def warn(text: str) -> None:
+    print(text, file=sys.stderr)

@@ -7,9 +7,6 @@ ReportSummary for the CLI to print.
 
 from __future__ import annotations
 
-import json
-import os
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -17,9 +14,9 @@ from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 
-from harness import __version__
+from harness import __version__, inputs
 from harness.errors import ConfigError
-from harness.fs import atomic_write
+from harness.fs import append_summary, atomic_write, writable_dir
 from harness.model import Plan, RunResult, Signature
 from harness.report.export import csv_text, junit_xml
 from harness.report.frame import FINAL, build_frame
@@ -35,8 +32,8 @@ SNAPSHOT = "report.json"  # what the next report diffs against
 def read_snapshot(out: Path) -> Any:
     path = out / SNAPSHOT
     try:
-        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-    except ValueError:
+        return inputs.read_json(path, limit=inputs.PLAN_LIMIT, help="") if path.exists() else None
+    except ConfigError:
         return None  # a damaged snapshot only costs the diff, not the report
 
 
@@ -52,7 +49,7 @@ def write_all(
     """Read every results folder, write every report file into `out`, append the CI summary
     to the file `env["GITHUB_STEP_SUMMARY"]` names, if any. `choose`: the selection
     (--shard, --stack, --cell) over the cells the plans hold; only those are reported."""
-    out_folder(out)
+    writable_dir(out, "--out")
     plans, runs = read_plans(results), read_results(results)
     if choose is not None:
         plans, runs = chosen(plans, runs, choose)
@@ -132,36 +129,5 @@ def render(
 
 
 def append_text(path: Path, text: str) -> None:
-    """Append, as GitHub documents for GITHUB_STEP_SUMMARY: other steps may have written to it,
-    and the path may be something that is not ours to replace (/dev/null). A regular file that
-    does not end in a newline gets one first, so this summary starts on its own line."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        info = None
-    if info is not None and stat.S_ISREG(info.st_mode) and info.st_size:
-        with path.open("rb") as f:
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) != b"\n":
-                text = "\n" + text
-    with path.open("a", encoding="utf-8") as f:
-        f.write(text)
-
-
-def out_folder(out: Path) -> None:
-    """--out: a folder that exists or can be made, and that we may write into."""
-    why = ""
-    if out.exists() and not out.is_dir():
-        why = "exists and is not a folder"
-    else:
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            why = f"cannot be made: {exc.strerror or exc}"
-        if not why and not os.access(out, os.W_OK | os.X_OK):
-            why = "is not writable"
-    if why:
-        raise ConfigError(
-            f"--out {out} {why}",
-            help="pass --out a folder the report may create or write into (default: reports)",
-        )
+    """GitHub reads the step summary after the step; other steps may have written to it."""
+    append_summary(path, text)

@@ -59,7 +59,7 @@ def test_standard_input_and_an_unknown_failure(
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (None, "error: cannot read {path}: No such file or directory"),
+        (None, "error: no such file: {path}"),
         (b"", "error: {path} is empty"),
         (b"\n  \n", "error: {path} is empty"),
         (bytes(range(256)) * 8, "error: {path} is not a text log (binary data in its first"),

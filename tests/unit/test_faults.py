@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import harness.backends.docker as docker_backend
 from harness.backends.docker import (
     DROP,
     NO_GPU_ENV,
@@ -567,4 +568,6 @@ def test_no_gpu_hides_the_device_and_the_request() -> None:
 def test_memory_limit_is_the_smallest_asked_for() -> None:
     spec = RunSpec(argv=ARGV, ops=(MemoryLimit(size=3_000_000), MemoryLimit(size=2_000_000)))
     assert hardening(spec)["mem_limit"] == hardening(spec)["memswap_limit"] == 2_000_000
-    assert "mem_limit" not in hardening(RunSpec(argv=ARGV))
+    # without one, the default: a runaway probe is killed, not the host
+    default = hardening(RunSpec(argv=ARGV))
+    assert default["mem_limit"] == default["memswap_limit"] == docker_backend.DEFAULT_MEMORY

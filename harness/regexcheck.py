@@ -1,0 +1,140 @@
+"""Catalog regexes that are safe to run on every log line: checked once, at load.
+
+Python's `re` backtracks, so `(a+)+$` takes exponential time on a line of `a`s: every line of
+every run would stall. A pattern is refused when it nests a quantifier inside another (or an
+alternation inside an unbounded one), uses a backreference, or takes more than BUDGET seconds on
+a probe line (its own characters repeated, up to the classifier's MAX_LINE). Every needle (the
+literal the Aho-Corasick pre-filter looks for) must be written in its regex: a needle that no
+match can contain would keep the pattern from ever firing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Any
+
+_sre: Any = importlib.import_module("re._parser")  # sre_parse (deprecated name) in 3.11+
+_C: Any = importlib.import_module("re._constants")
+REPEATS = {_C.MAX_REPEAT, _C.MIN_REPEAT, getattr(_C, "POSSESSIVE_REPEAT", _C.MAX_REPEAT)}
+MANY = _C.MAXREPEAT
+BUDGET = 0.05  # seconds for all the probe lines of one regex
+PROBE_LENGTHS = (16, 32, 64, 128, 256, 512, 1000)  # doubling: stops soon past the budget
+
+
+def problem(regex: str, needle: str, max_line: int = 2000) -> str | None:
+    """Why `regex` (with its `needle`) cannot go into the catalog (a phrase after 'pattern'),
+    or None."""
+    try:
+        tree = _sre.parse(regex)
+    except Exception as exc:  # re.error, or a parser corner case: either way not ours
+        return f"is not a valid regular expression: {exc}"
+    found = _nesting(list(tree), 0)
+    if found:
+        return found
+    texts = _texts(list(tree))
+    if texts is not None and not any(needle in t for t in texts):
+        return f"does not contain its needle {needle!r}, so the pre-filter never lets it fire"
+    return _timed(regex, needle, texts or [], max_line)
+
+
+def _children(op: Any, av: Any) -> list[list[Any]]:
+    if op in REPEATS:
+        return [list(av[2])]
+    if op is _C.SUBPATTERN:
+        return [list(av[-1])]
+    if op is _C.BRANCH:
+        return [list(s) for s in av[1]]
+    if op in (_C.ASSERT, _C.ASSERT_NOT):
+        return [list(av[1])]
+    if op is _C.GROUPREF_EXISTS:
+        return [list(s) for s in av[1:] if s is not None]
+    if op is getattr(_C, "ATOMIC_GROUP", None):
+        return [list(av)]
+    return []
+
+
+def _nesting(seq: list[Any], outer: int) -> str | None:
+    """`outer`: the largest max count of the repeats around seq (0: none)."""
+    for op, av in seq:
+        if op in (_C.GROUPREF, _C.GROUPREF_EXISTS):
+            return "uses a backreference (matching it can take exponential time)"
+        if op in REPEATS:
+            hi = av[1]
+            if outer > 1 and hi > 1 and MANY in (outer, hi):
+                return (
+                    "nests a quantifier inside a quantifier, like (a+)+ (exponential backtracking)"
+                )
+        if op is _C.BRANCH and outer == MANY:
+            return "repeats an alternation without bound, like (a|a)* (exponential backtracking)"
+        inner = max(outer, av[1]) if op in REPEATS else outer
+        for child in _children(op, av):
+            found = _nesting(child, inner)
+            if found:
+                return found
+    return None
+
+
+def _char(op: Any, av: Any) -> str | None:
+    """The lower-case character a node matches when it is one letter in any case."""
+    if op is _C.LITERAL:
+        return chr(av).lower()
+    if op is _C.IN and av and all(o is _C.LITERAL for o, _ in av):
+        chars = {chr(c).lower() for _, c in av}
+        return chars.pop() if len(chars) == 1 else None
+    return None
+
+
+MAX_PATHS = 256  # alternatives expanded; past it the needle check gives the benefit of the doubt
+_GAP = "\x00"  # stands for whatever a non-literal part matches
+
+
+def _texts(seq: list[Any]) -> list[str] | None:
+    """The literal text (lower case) along each path through seq, a gap where anything else
+    matches; None past MAX_PATHS paths."""
+    out = [""]
+    for op, av in seq:
+        c = _char(op, av)
+        if c is not None:
+            out = [t + c for t in out]
+            continue
+        if op is _C.SUBPATTERN or op is _C.BRANCH or (op in REPEATS and av[1] == 1):
+            parts: list[str] = [""] if op in REPEATS and av[0] == 0 else []
+            for child in _children(op, av):
+                sub = _texts(child)
+                if sub is None:
+                    return None
+                parts += sub
+        elif op is _C.IN and av and all(o is _C.LITERAL for o, _ in av):
+            parts = sorted({chr(c).lower() for _, c in av})  # [ab]: a or b
+        elif op in REPEATS:
+            sub = _texts(_children(op, av)[0])
+            if sub is None:
+                return None
+            parts = [_GAP] + [_GAP + t + _GAP for t in sub]
+        else:
+            parts = [_GAP]
+        out = [t + p for t in out for p in parts]
+        if len(out) > MAX_PATHS:
+            return None
+    return out
+
+
+def _timed(regex: str, needle: str, texts: list[str], max_line: int) -> str | None:
+    """Lines of the pattern's own characters, growing: refused past BUDGET in all."""
+    import re
+
+    pattern = re.compile(regex)
+    seeds = [needle, *(t.replace(_GAP, "") for t in texts[:4]), "a", " ", "0"]
+    start = time.monotonic()
+    for n in (*(x for x in PROBE_LENGTHS if x < max_line), max_line):
+        for seed in seeds:
+            for line in ((seed * n)[:n], (seed * n)[: n - 1] + "\x00"):
+                pattern.search(line)
+                spent = time.monotonic() - start
+                if spent > BUDGET:
+                    return (
+                        f"is too slow: {spent * 1000:.0f} ms on a probe line of {n} characters "
+                        f"(a budget of {BUDGET * 1000:.0f} ms; every log line meets it)"
+                    )
+    return None
