@@ -78,7 +78,8 @@ def writable_dir(path: Path, option: str) -> None:
 
 def append_summary(path: Path, text: str, option: str = "GITHUB_STEP_SUMMARY") -> None:
     """Append `text` to the file `path` (made if missing), a newline first where the last writer
-    left none. Only a regular file; of what is there, only the last byte is read."""
+    left none. Of a regular file only the last byte is read; anything else that takes writes
+    (/dev/null, a pipe) is only written to, never read and never replaced."""
     help = f"set {option} to a regular file (GitHub Actions sets it for each step)"
     try:
         fd = os.open(
@@ -88,9 +89,8 @@ def append_summary(path: Path, text: str, option: str = "GITHUB_STEP_SUMMARY") -
         raise ConfigError(f"{option}={path}: cannot append: {exc.strerror}", help=help) from None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ConfigError(f"{option}={path} is {kind(st.st_mode)}", help=help)
-        last = os.pread(fd, SUMMARY_TAIL, st.st_size - 1) if st.st_size else b"\n"
+        regular = stat.S_ISREG(st.st_mode)
+        last = os.pread(fd, SUMMARY_TAIL, st.st_size - 1) if regular and st.st_size else b"\n"
         data = (b"" if last == b"\n" else b"\n") + text.encode("utf-8", "replace")
         os.write(fd, data)
     except OSError as exc:

@@ -181,7 +181,8 @@ def test_only_regular_files_are_read(tmp_path: Path, special: str) -> None:
         ("535.104.05", True),
         ("535.104.05\n", False),
         ("\u0665\u0663\u0665.\u0661\u0660\u0664.\u0660\u0665", False),  # Arabic-Indic
-        ("535", False),
+        ("535", True),  # a bare branch: the oldest driver of branch 535
+        ("5350", False),
         ("1.2.3.4.5", False),
     ],
 )
@@ -234,9 +235,11 @@ def test_output_paths(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "fifo")
     with pytest.raises(ConfigError, match="FIFO: it is not replaced"):
         atomic_write(tmp_path / "fifo", "x")
-    for bad in (tmp_path, Path("/dev/full"), Path("/dev/zero")):
+    for bad in (tmp_path, Path("/dev/full")):  # a folder; a device that refuses writes
         with pytest.raises(ConfigError):
             append_summary(bad, "x")
+    append_summary(Path("/dev/null"), "x")  # written to, never read, never replaced
+    assert Path("/dev/null").is_char_device()
     summary = tmp_path / "summary"
     summary.write_bytes(b"\xff\xfe binary, no newline")
     append_summary(summary, "## report\n")
