@@ -173,6 +173,16 @@ def _plain(cls: type[T], row: Mapping[str, Any]) -> T:
     return cls(**values)
 
 
+def _image(row: Mapping[str, Any]) -> CudaImage:
+    env = row.get("env") or {}
+    src = row.get("env_source") or ()
+    return replace(
+        _plain(CudaImage, {k: v for k, v in row.items() if k not in ("env", "env_source")}),
+        env=tuple((str(k), str(v)) for k, v in env.items()),
+        env_source=(src,) if isinstance(src, str) else tuple(str(s) for s in src),
+    )
+
+
 def _table(doc: Doc, key: str, cls: type[T]) -> tuple[T, ...]:
     return tuple(_plain(cls, r) for _, r in _rows(doc, key))
 
@@ -245,7 +255,7 @@ def parse_knowledge(docs: Mapping[str, Doc]) -> Knowledge:
             ),
             releases=tuple(releases),
             cudnn_checks=tuple(checks),
-            images=_table(images, "images", CudaImage),
+            images=tuple(_image(r) for _, r in _rows(images, "images")),
             bases=_table(bases, "bases", BaseOS),
         )
     except (KeyError, TypeError, ValueError) as exc:

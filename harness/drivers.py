@@ -24,8 +24,8 @@ _SHA256 = re.compile(r"[0-9a-f]{64}", re.ASCII)
 _PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+", re.ASCII)
 _DEB_VERSION = re.compile(r"[0-9][A-Za-z0-9.+~-]*", re.ASCII)
 _POOL = re.compile(r"pool/[A-Za-z0-9/._+~-]+\.deb", re.ASCII)
-_MEMBER = re.compile(r"usr/lib/x86_64-linux-gnu/[A-Za-z0-9/._+-]+", re.ASCII)
-_LIB = re.compile(r"lib[a-z-]+\.so(?:\.[0-9]+)*", re.ASCII)
+_MEMBER = re.compile(r"usr/(?:lib/x86_64-linux-gnu|share/keyrings)/[A-Za-z0-9/._+-]+", re.ASCII)
+_LIB = re.compile(r"lib[a-z-]+\.so(?:\.[0-9]+)*|[a-z0-9-]+-keyring\.gpg", re.ASCII)
 DRIVER_LOCK = "images/locks/drivers/debian-non-free.json"
 
 
@@ -97,6 +97,11 @@ def _str(row: Mapping[str, Any], key: str, rule: re.Pattern[str], file: str) -> 
     if not isinstance(value, str) or rule.fullmatch(value) is None:
         raise _bad(f"bad {key} {value!r}", file)
     return value
+
+
+def parse_deb(row: Any, file: str) -> DebPackage:
+    """One pinned .deb entry (a driver lock's, or a base recipe's keyring)."""
+    return _package(row, file)
 
 
 def _package(row: Any, file: str) -> DebPackage:

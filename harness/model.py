@@ -585,6 +585,8 @@ class CudaImage:
     cudnn: str | None = None
     require_cuda: str | None = None  # the tag's NVIDIA_REQUIRE_CUDA
     require_source: str | None = None
+    env: tuple[tuple[str, str], ...] = ()  # the tag's other ENV lines, as its Dockerfiles set them
+    env_source: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

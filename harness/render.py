@@ -118,6 +118,8 @@ def split_dockerfile(text: str, *, where: str = "Dockerfile") -> DockerfilePlan:
             runs.append(" ".join(parts))
         elif word in COMMIT_CHANGES:
             changes.append(line)
+        elif word == "COPY" and rest.split()[-1:] == ["/wheelhouse/meta/"]:
+            pass  # run+commit mounts the Dockerfile's folder there
         else:
             raise ConfigError(f"{where}: '{word}' cannot be applied by run+commit")
     if base is None:

@@ -168,23 +168,24 @@ class DockerBackend:
         return self._engine
 
     def identity(self, stack: Stack) -> str | None:
-        if stack.base == "cuda":
+        if stack.base == "cuda" and not self.builder.can_stand_in(stack):
             raise _cuda_flavour(stack)
         spec = self.builder.identity(stack)
         return spec.ref if spec else None
 
     def prepare(self, stack: Stack) -> Target:
-        if stack.base == "cuda":
+        if stack.base == "cuda" and not self.builder.can_stand_in(stack):
             raise _cuda_flavour(stack)
         job, downloaded = self.builder.job(stack, ())
         built = self.builder.build(job)
         identity = self.builder.identity(stack)
-        assert job.spec.lock is not None and identity is not None  # job() wrote the lock
+        lock = job.spec.lock or self.builder.standin_lock(stack)  # the cuda flavour: its libraries
+        assert lock is not None and identity is not None  # job() wrote the lock
         return Target(
             stack=stack,
             ref=built.ref,
             identity=identity.ref,
-            lock=job.spec.lock,
+            lock=lock,
             status=built.status,
             seconds=built.seconds,
             downloaded=built.downloaded + downloaded,
@@ -213,6 +214,8 @@ class DockerBackend:
 
 def _cuda_flavour(stack: Stack) -> NotRunnableHere:
     return NotRunnableHere(
-        f"{stack.slug}: a cuda-flavour stack runs where nvidia/cuda can be pulled",
-        help=f"`harness render {stack.slug}` prints its Dockerfile",
+        f"{stack.slug}: a cuda-flavour stack runs where nvidia/cuda can be pulled, or FROM a "
+        "stand-in built here (none for this tag's OS)",
+        help=f"`harness render {stack.slug}` prints its Dockerfile; a recipe in "
+        "images/offline-base/ for the tag's OS lets this machine build a stand-in",
     )

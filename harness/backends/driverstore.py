@@ -226,32 +226,57 @@ class DriverStore:
         return final
 
     def _fetch(self, packages: Sequence[DebPackage], into: Path) -> list[Path]:
-        out = []
-        apt = None
-        if shutil.which("apt-get"):
-            apt = _Apt(into / "apt", [p.suite for p in packages], self.lock.component)
-            apt("apt-get", "-q", "update")
-        for p in packages:
-            deb = into / f"{p.package}.deb"
-            if apt is not None:
-                apt("apt-get", "-q", "download", f"{p.package}={p.version}", cwd=into / "apt")
-                got = list((into / "apt").glob(f"{p.package}_*.deb"))
-                if len(got) != 1:
-                    raise DriverFetchError(f"apt-get download {p.package}: no .deb")
-                got[0].rename(deb)
-            else:
-                _http(f"{self.lock.archive}/{p.filename}", deb)
-            if deb.stat().st_size != p.size or _sha256(deb) != p.sha256:
-                raise DriverFetchError(
-                    f"{p.package} {p.version}: the fetched .deb does not match the sha256 pinned "
-                    "in images/locks/drivers/debian-non-free.json",
-                    help="the archive changed or the download was corrupted; re-lock with "
-                    "`harness drivers --lock` only if the change is expected",
-                )
-            out.append(deb)
+        return fetch_debs(packages, into, archive=self.lock.archive, component=self.lock.component)
+
+
+def fetch_debs(
+    packages: Sequence[DebPackage], into: Path, *, archive: str, component: str
+) -> list[Path]:
+    """Each pinned .deb into `into`, by apt-get download (else HTTP), checked by sha256."""
+    out = []
+    apt = None
+    if shutil.which("apt-get"):
+        apt = _Apt(into / "apt", [p.suite for p in packages], component)
+        apt("apt-get", "-q", "update")
+    for p in packages:
+        deb = into / f"{p.package}.deb"
         if apt is not None:
-            _remove(into / "apt")
-        return out
+            apt("apt-get", "-q", "download", f"{p.package}={p.version}", cwd=into / "apt")
+            got = list((into / "apt").glob(f"{p.package}_*.deb"))
+            if len(got) != 1:
+                raise DriverFetchError(f"apt-get download {p.package}: no .deb")
+            got[0].rename(deb)
+        else:
+            _http(f"{archive}/{p.filename}", deb)
+        if deb.stat().st_size != p.size or _sha256(deb) != p.sha256:
+            raise DriverFetchError(
+                f"{p.package} {p.version}: the fetched .deb does not match its pinned sha256",
+                help="the archive changed or the download was corrupted; re-pin it (the driver "
+                "lock, or the base recipe's keyring) only if the change is expected",
+            )
+        out.append(deb)
+    if apt is not None:
+        _remove(into / "apt")
+    return out
+
+
+def debian_files(pkg: DebPackage, cache: Path, *, archive: str, component: str) -> Path:
+    """A folder with the pinned package's locked members (e.g. a keyring), fetched once."""
+    final = cache / "debs" / f"{pkg.package}-{pkg.sha256[:12]}"
+    if final.is_dir():
+        return final
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{pkg.package}.", dir=final.parent))
+    try:
+        (deb,) = fetch_debs([pkg], tmp, archive=archive, component=component)
+        unpack(deb, pkg.members, tmp)
+        deb.unlink()
+        tmp.chmod(0o755)  # apt reads a keyring as its unprivileged _apt user
+        os.rename(tmp, final)
+    except BaseException:
+        _remove(tmp)
+        raise
+    return final
 
 
 def _digest(entry: LockedDriver) -> str:

@@ -277,15 +277,18 @@ class Engine:
         mounts: Sequence[Mount],
         log_path: Path,
         timeout: float,
+        network: bool = False,
     ) -> str:
-        """Execute a rendered Dockerfile as run + commit: its RUN steps in one container with no
-        network and the given read-only mounts, then `commit` with its other instructions."""
+        """Execute a rendered Dockerfile as run + commit: its RUN steps in one container with the
+        given read-only mounts (and no network unless asked), then `commit` with its other
+        instructions."""
         script = " && ".join(f"( {r} )" for r in plan.runs) or "true"
         with self.container(
             plan.base,
             ["sh", "-c", f"set -x; {script}"],
             kind="build",
             mounts=mounts,
+            network=network,
             user="0",
             **BUILD_LIMITS,
         ) as c:

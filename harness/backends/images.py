@@ -11,19 +11,25 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from harness.backends import standin
 from harness.backends.engine import Engine
 from harness.backends.offline import Base, ensure_base, read_recipe
 from harness.compat import Knowledge
 from harness.console import Console, human_bytes
 from harness.errors import ConfigError, HarnessError
 from harness.lock import WheelCache, fetch, read_lock, resolve, write_lock
-from harness.model import ImageJob, ImageSpec, Lock, Mount, Stack
-from harness.render import cuda_base_ref, image_spec, requirements
+from harness.model import CudaImage, ImageJob, ImageSpec, Lock, Mount, Stack
+from harness.render import cuda_base_ref, image_spec, requirements, split_dockerfile
 
 BUILD_TIMEOUT = 3600.0
+
+
+def image_python(base: Base) -> str:
+    """major.minor of the Python measured in a base ('3.10.12' -> '3.10')."""
+    return ".".join(base.python.split(".")[:2])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,6 +75,7 @@ class Builder:
         self.wheels = WheelCache(paths.cache)
         self._bases: dict[str, Base] = {}
         self._relocked: set[str] = set()
+        self._standins: dict[str, str] = {}  # stand-in ref -> image id, built or found
 
     @property
     def backend(self) -> Engine:
@@ -79,18 +86,120 @@ class Builder:
         row = self.kb.offline_base(stack.python)
         if row is None:
             raise ConfigError(f"{stack.slug}: no offline base OS ships Python {stack.python}")
-        if row.os not in self._bases:
+        return self._base(row.os)
+
+    def _base(self, os_id: str) -> Base:
+        if os_id not in self._bases:
             t = time.monotonic()
-            recipe = read_recipe(self.paths.images / "offline-base", row.os)
-            base, built = ensure_base(recipe, self.backend, self.paths.cache / "tmp")
+            recipe = read_recipe(self.paths.images / "offline-base", os_id)
+            base, built = ensure_base(
+                recipe, self.backend, self.paths.cache / "tmp", self.paths.cache
+            )
             word = "built" if built else "cache hit"
             self.console.step(
                 "base",
                 f"{recipe.ref}: {word} ({time.monotonic() - t:.1f} s, "
                 f"Python {base.python}, glibc {base.glibc})",
             )
-            self._bases[row.os] = base
-        return self._bases[row.os]
+            self._bases[os_id] = base
+        return self._bases[os_id]
+
+    # ------------------------------------------------------------ the cuda flavour's stand-in
+
+    def cuda_image(self, stack: Stack) -> CudaImage:
+        release = self.kb.release(stack.framework, stack.framework_version)
+        variant = release.variant(stack.cuda) if release else None
+        image = self.kb.cuda_image(
+            stack.cuda, variant.cudnn if variant else stack.cudnn, stack.python
+        )
+        if image is None:
+            raise ConfigError(f"{stack.slug}: no nvidia/cuda tag in the compatibility knowledge")
+        return image
+
+    def can_stand_in(self, stack: Stack) -> bool:
+        """A stand-in for the stack's nvidia/cuda tag can be built here: a base recipe for its
+        OS and the tag's cited environment."""
+        image = self.cuda_image(stack)
+        recipe = self.paths.images / "offline-base" / f"{image.os}.yaml"
+        return recipe.exists() and bool(image.require_cuda and image.env)
+
+    def standin_lock(self, stack: Stack) -> Lock | None:
+        return read_lock(standin.lock_path(self.paths.images, self.cuda_image(stack)))
+
+    def standin_spec(self, image: CudaImage) -> standin.StandIn | None:
+        """The stand-in from files alone (its recipe's digest for the base): None without its
+        lock or its base recipe."""
+        lock = read_lock(standin.lock_path(self.paths.images, image))
+        recipe_path = self.paths.images / "offline-base" / f"{image.os}.yaml"
+        if lock is None or not recipe_path.exists():
+            return None
+        recipe = read_recipe(self.paths.images / "offline-base", image.os)
+        return standin.render(
+            image, base_ref=recipe.ref, base_id=recipe.ref, lock=lock, templates=self.templates
+        )
+
+    def ensure_standin(self, image: CudaImage) -> standin.StandIn:
+        """The stand-in image for an nvidia/cuda tag, locked, fetched and built if missing."""
+        base = self._base(image.os)
+        path = standin.lock_path(self.paths.images, image)
+        lock = read_lock(path)
+        reqs = standin.requirements(image)
+        if lock is None or lock.requirements != tuple(reqs) or self.relock:
+            self.console.step(f"nvidia/cuda:{image.tag}", f"resolving {' '.join(reqs)}")
+            lock, _ = resolve(
+                standin.lock_name(image), reqs, (), index=standin.PYPI,
+                python=image_python(base), glibc=base.glibc, cache=self.wheels,
+            )  # fmt: skip
+            write_lock(path, lock)
+        recipe = read_recipe(self.paths.images / "offline-base", image.os)
+        spec = standin.render(
+            image, base_ref=base.ref, base_id=recipe.ref, lock=lock, templates=self.templates
+        )
+        if spec.ref in self._standins or self.backend.image_id(spec.ref) is not None:
+            self._standins[spec.ref] = spec.ref
+            return spec
+        t = time.monotonic()
+        self._check_space(lock.total_bytes, spec.ref)
+        fetch(lock, self.wheels)
+        self.console.step(f"nvidia/cuda:{image.tag}", f"building the stand-in {spec.ref}")
+        self._run_commit(spec.plan, spec.ref, spec.files, spec.dockerfile, f"standin-{image.tag}")
+        self.console.step(
+            f"nvidia/cuda:{image.tag}",
+            f"stand-in built in {time.monotonic() - t:.1f} s, "
+            f"{human_bytes(self.backend.image_size(spec.ref))}",
+        )
+        self._standins[spec.ref] = spec.ref
+        return spec
+
+    def _run_commit(
+        self,
+        plan: object,
+        ref: str,
+        files: Sequence[tuple[str, str]],
+        dockerfile: str,
+        log_name: str,
+        *,
+        network: bool = False,
+    ) -> None:
+        log = self.paths.logs / f"build-{log_name}.log"
+        scratch = self.paths.cache / "tmp"
+        scratch.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=scratch, prefix="meta-") as tmp:
+            meta = Path(tmp)  # what the RUN steps read
+            for name, text in (*files, ("Dockerfile", dockerfile)):
+                (meta / name).write_text(text, encoding="utf-8")
+            meta.chmod(0o755)
+            self.backend.commit_build(
+                plan,  # type: ignore[arg-type]
+                ref,
+                log_path=log,
+                timeout=BUILD_TIMEOUT,
+                mounts=[
+                    Mount(self.wheels.dir, "/wheelhouse/wheels"),
+                    Mount(meta, "/wheelhouse/meta"),
+                ],
+                network=network,
+            )
 
     def render(self, stack: Stack) -> ImageSpec:
         """The stack's image from files alone (`harness render`): its lock as it is (none: the
@@ -116,10 +225,25 @@ class Builder:
     def identity(self, stack: Stack) -> ImageSpec | None:
         """What the stack's results depend on, from files alone: None when its lock is missing
         or stale (known once `job` has resolved it)."""
+        if stack.base == "cuda":
+            st = self.standin_spec(self.cuda_image(stack))
+            if st is None:
+                return None
+            return self._cuda_spec(stack, st)
         lock = read_lock(self.lock_path(stack))
-        if stack.base != "cuda" and (lock is None or self._stale(stack, lock)):
+        if lock is None or self._stale(stack, lock):
             return None
         return self.render(stack)
+
+    def _cuda_spec(self, stack: Stack, st: standin.StandIn) -> ImageSpec:
+        """The cuda-flavour image as a registry runner builds it (FROM nvidia/cuda:<tag>), run
+        here FROM the stand-in: its tag hashes the stand-in's."""
+        ref = cuda_base_ref(stack, self.kb)
+        spec = image_spec(
+            stack, kb=self.kb, lock=None, base_ref=ref, base_id=st.ref, templates=self.templates
+        )
+        plan = split_dockerfile(spec.dockerfile, where=f"{stack.slug} Dockerfile")
+        return replace(spec, plan=replace(plan, base=st.ref))
 
     def _wanted(self, stack: Stack) -> tuple[tuple[str, ...], tuple[str, ...], str, str]:
         release = self.kb.release(stack.framework, stack.framework_version)
@@ -138,11 +262,8 @@ class Builder:
     def job(self, stack: Stack, cells: Sequence[str]) -> tuple[ImageJob, int]:
         """The image for a stack (resolving its lock if there is none yet); bytes downloaded."""
         if stack.base == "cuda":
-            ref = cuda_base_ref(stack, self.kb)
-            spec = image_spec(
-                stack, kb=self.kb, lock=None, base_ref=ref, base_id=ref, templates=self.templates
-            )
-            return ImageJob(spec=spec, cells=tuple(cells)), 0
+            st = self.ensure_standin(self.cuda_image(stack))
+            return ImageJob(spec=self._cuda_spec(stack, st), cells=tuple(cells)), 0
         base = self.base_for(stack)
         path = self.lock_path(stack)
         lock = read_lock(path)
@@ -183,20 +304,6 @@ class Builder:
     def build(self, job: ImageJob) -> BuildResult:
         spec = job.spec
         t = time.monotonic()
-        if spec.flavour == "cuda":
-            self.console.step(
-                spec.stack.slug,
-                f"cuda flavour: render only here ({spec.plan.base}"
-                " needs a registry); `harness render` prints it",
-            )
-            return BuildResult(
-                slug=spec.stack.slug,
-                ref=spec.ref,
-                status="render-only",
-                seconds=0.0,
-                downloaded=0,
-                size=0,
-            )
         if self.backend.image_id(spec.ref) is not None:
             self.console.step(spec.stack.slug, f"cache hit {spec.ref}")
             return BuildResult(
@@ -207,6 +314,16 @@ class Builder:
                 downloaded=0,
                 size=0,
             )
+        if spec.flavour == "cuda":  # FROM the stand-in; its RUN steps need apt and the index
+            self.console.step(spec.stack.slug, f"building {spec.ref} FROM {spec.plan.base}")
+            self._run_commit(
+                spec.plan, spec.ref, spec.files, spec.dockerfile, spec.stack.slug, network=True
+            )
+            size = self.backend.image_size(spec.ref)
+            return BuildResult(
+                slug=spec.stack.slug, ref=spec.ref, status="built",
+                seconds=time.monotonic() - t, downloaded=0, size=size,
+            )  # fmt: skip
         assert spec.lock is not None
         self._check_space(spec.lock.total_bytes, spec.stack.slug)
         self.console.step(spec.stack.slug, f"fetching {len(spec.lock.wheels)} locked wheels")

@@ -19,12 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from harness import proc
+from harness.backends.driverstore import debian_files
 from harness.backends.engine import BuildFailed, Engine
+from harness.drivers import DebPackage, parse_deb
 from harness.errors import ConfigError, HarnessError
 from harness.loader import read_yaml
 from harness.model import Where
 
 BASE_REPO = "stackmatrix/base"
+DEBIAN = "http://deb.debian.org/debian"  # where a recipe's keyring package comes from
 FACTS = "etc/stackmatrix-base.json"
 BUILD_TIMEOUT = 1800.0
 # Runs inside the new root filesystem (mmdebstrap customize hook): what Python and glibc it has.
@@ -44,6 +47,8 @@ class Recipe:
     include: tuple[str, ...]
     exclude_paths: tuple[str, ...]
     digest: str  # sha256 of the recipe file
+    components: tuple[str, ...] = ("main",)
+    keyring: DebPackage | None = None  # Debian's package of another archive's keyring
 
     @property
     def ref(self) -> str:
@@ -69,6 +74,8 @@ def parse_recipe(data: Mapping[str, Any], digest: str, where: Where) -> Recipe:
             include=tuple(str(x) for x in data["include"]),
             exclude_paths=tuple(str(x) for x in data.get("exclude_paths", [])),
             digest=digest,
+            components=tuple(str(x) for x in data.get("components", ["main"])),
+            keyring=parse_deb(data["keyring"], where.file) if "keyring" in data else None,
         )
     except (KeyError, TypeError) as exc:
         raise ConfigError(
@@ -90,13 +97,16 @@ def read_recipe(folder: Path, os_id: str) -> Recipe:
     return parse_recipe(doc.data, digest, Where(str(path)))
 
 
-def mmdebstrap_argv(recipe: Recipe, out: Path) -> list[str]:
+def mmdebstrap_argv(recipe: Recipe, out: Path, keyring: Path | None = None) -> list[str]:
     argv = [
         "mmdebstrap",
         f"--variant={recipe.variant}",
         "--format=tar",
         f"--include={','.join(recipe.include)}",
+        f"--components={','.join(recipe.components)}",
     ]
+    if keyring is not None:
+        argv.append(f"--keyring={keyring}")
     argv += [f"--dpkgopt=path-exclude={p}" for p in recipe.exclude_paths]
     argv += [
         f'--customize-hook=chroot "$1" python3 -c "{_PROBE}" > "$1/{FACTS}"',
@@ -127,7 +137,9 @@ def _labels(image_labels: Mapping[str, str], ref: str) -> tuple[str, str]:
         ) from None
 
 
-def ensure_base(recipe: Recipe, backend: Engine, scratch: Path) -> tuple[Base, bool]:
+def ensure_base(
+    recipe: Recipe, backend: Engine, scratch: Path, cache: Path | None = None
+) -> tuple[Base, bool]:
     """The base image for `recipe`, built if missing; True when it was built now."""
     image_id = backend.image_id(recipe.ref)
     if image_id is not None:
@@ -139,9 +151,23 @@ def ensure_base(recipe: Recipe, backend: Engine, scratch: Path) -> tuple[Base, b
             help="apt-get install mmdebstrap (Debian/Ubuntu)",
         )
     scratch.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=scratch, prefix="base-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(dir=scratch, prefix="base-") as tmp,
+        tempfile.TemporaryDirectory(prefix="stackmatrix-keyring-") as keys,
+    ):
+        keyring = None
+        if recipe.keyring is not None:  # another archive's key, from Debian's own package of it
+            folder = debian_files(
+                recipe.keyring, cache or scratch.parent, archive=DEBIAN, component="main"
+            )
+            name = recipe.keyring.members[0][1]
+            # apt reads it as its unprivileged _apt user: a copy where that user can reach
+            keyring = Path(keys) / name
+            shutil.copyfile(folder / name, keyring)
+            Path(keys).chmod(0o755)
+            keyring.chmod(0o644)
         tar = Path(tmp) / "rootfs.tar"
-        res = proc.run(mmdebstrap_argv(recipe, tar), timeout=BUILD_TIMEOUT)
+        res = proc.run(mmdebstrap_argv(recipe, tar, keyring), timeout=BUILD_TIMEOUT)
         if res.returncode != 0:
             tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-30:])
             raise BuildFailed(

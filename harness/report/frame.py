@@ -16,7 +16,9 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 
 from harness.errors import ConfigError
+from harness.matrix import cell_id
 from harness.model import (
+    NO_DRIVER,
     Evidence,
     Expectation,
     Observed,
@@ -117,7 +119,8 @@ def _result_row(r: RunResult, slug: str) -> tuple[object, ...]:
     return (
         r.cell, slug, r.scenario, r.status.value, r.backend, r.evidence.value, r.started,
         r.image, r.error or "", *_expected(r.expected), *_observed(o), m.driver or "",
-        m.gpu or "", ";".join(o.secondary) if o else "", driver_of(r, m.driver or "none"), "",
+        m.gpu or "", ";".join(o.secondary) if o else "",
+        r.placed if r.placed != NO_DRIVER else m.driver or NO_DRIVER, "",
         r.drift, r.seconds, o.exit_code if o else None, o.signal if o else None,
     )  # fmt: skip
 
@@ -126,8 +129,12 @@ def latest_results(results: Iterable[RunResult], slugs: Slugs) -> pd.DataFrame:
     """One row per cell: the latest by `started`, then by input order (shards merge here). A
     result whose cell id is not `<its stack's slug>/<its scenario>` is left out: it is not a
     cell's result, and its row would collide with the cell's."""
-    rows = [_result_row(r, slugs[r.stack]) for r in results]
-    rows = [row for row in rows if row[0] == f"{row[1]}/{row[2]}"]
+    results_list = list(results)
+    rows = [_result_row(r, slugs[r.stack]) for r in results_list]
+    rows = [
+        row for row, r in zip(rows, results_list, strict=True)
+        if row[0] == cell_id(str(row[1]), str(row[2]), r.placed)
+    ]  # fmt: skip
     frame = pd.DataFrame.from_records(rows, columns=list(_COLUMNS))
     started = pd.to_datetime(frame["started"], utc=True, format="ISO8601", errors="coerce")
     frame = frame.assign(_t=started, _seq=np.arange(len(frame)))
@@ -138,7 +145,7 @@ def latest_results(results: Iterable[RunResult], slugs: Slugs) -> pd.DataFrame:
 def planned_frame(plans: Sequence[Plan], slugs: Slugs) -> pd.DataFrame:
     rows = [
         (c.id, slugs[c.stack], c.scenario, c.evidence.value, *_expected(c.expected),
-         driver_of(c, plan.driver.to_json()), c.because.detail)
+         c.driver if c.driver != NO_DRIVER else plan.driver.to_json(), c.because.detail)
         for plan in plans
         for c in plan.cells
     ]  # fmt: skip

@@ -209,13 +209,15 @@ def stack_labels(frame: pd.DataFrame) -> dict[str, str]:
 
 
 def _grid(frame: pd.DataFrame, attrs: Sequence[str]) -> str:
-    """Stacks (rows) x scenarios (columns); an empty cell is not in the matrix."""
-    scenarios = sorted(frame["scenario"].unique())
+    """Stacks (rows) x scenarios (columns; a placed driver's cells are their own column,
+    `baseline@535.261.03`); an empty cell is not in the matrix."""
+    column = [str(c).split("/", 1)[-1] for c in frame["cell"].tolist()]
+    scenarios = sorted(set(column))
     labels = stack_labels(frame)
     buttons: dict[tuple[str, str], str] = {}
-    cols = [frame[c].tolist() for c in ("stack", "scenario", "cell", "klass", "verdict", "level")]
-    for (stack, scenario, cell, klass, verdict, level), attr in zip(
-        zip(*cols, strict=True), attrs, strict=True
+    cols = [frame[c].tolist() for c in ("stack", "cell", "klass", "verdict", "level")]
+    for (stack, cell, klass, verdict, level), scenario, attr in zip(
+        zip(*cols, strict=True), column, attrs, strict=True
     ):
         glyph = KLASSES.get(klass, ("", "#fff", "?"))[2]
         title = escape(f"{scenario} on {labels[stack]}: {verdict} · {level}")

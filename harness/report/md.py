@@ -147,7 +147,27 @@ def _stack_parts(sub: pd.DataFrame) -> tuple[pd.DataFrame, list[list[str]]]:
 def driver_title(target: str) -> str:
     if target in ("", "none"):
         return "no driver"
-    return "stub driver" if target == "stub" else f"driver {target}"
+    return target  # a driver version, or stub
+
+
+def _sig_of(verdict: str) -> str | None:
+    return verdict.split(":", 1)[1].split("@", 1)[0].strip() if ":" in verdict else None
+
+
+def abbrev(signature: str) -> str:
+    """driver_too_old -> DTO: the initials, for the driver columns (a legend spells them out)."""
+    return "".join(w[0] for w in signature.split("_") if w).upper()
+
+
+def short_cell(klass: str, level: str, verdict: str, *, stage: bool = False) -> str:
+    """A driver column: glyph, the signature's initials (the legend under the table spells them
+    out; the text is in FAULTS.md and the page), the stage in the no-driver column, evidence
+    letter: `❌ CVM @ build_info C`, `❌ DTO D`."""
+    sig = _sig_of(verdict)
+    if sig is None:
+        return verdict_cell(klass, level, verdict)
+    at = verdict.split("@", 1)[1].strip() if stage and "@" in verdict else ""
+    return verdict_cell(klass, level, abbrev(sig) + (f" @ {at}" if at else ""))
 
 
 def verdict_cell(klass: str, level: str, verdict: str) -> str:
@@ -201,7 +221,7 @@ def _compat_section(framework: str, sub: pd.DataFrame) -> list[str]:
     base = sub[sub["scenario"] == BASELINE]
     drivers = sorted(sub["target"].unique(), key=lambda d: (d not in ("", "none"), version_key(d)))
     cells = {
-        (s, t): verdict_cell(k, lvl, v)
+        (s, t): short_cell(k, lvl, v, stage=t in ("", "none"))
         for s, t, k, lvl, v in base[["stack", "target", "klass", "level", "verdict"]].to_numpy()
     }
     stacks, names = _stack_parts(sub)
@@ -211,6 +231,8 @@ def _compat_section(framework: str, sub: pd.DataFrame) -> list[str]:
         by_driver = [cells.get((slug, d), "—") for d in drivers]
         rows.append(_row([*name, *by_driver, _faults_tally(mine)]))
     head = [md(framework), "CUDA", "cuDNN", "Py", "base", *map(driver_title, drivers), "faults"]
+    sigs = sorted({s for v in base["verdict"].tolist() if (s := _sig_of(str(v)))})
+    legend = " · ".join(f"**{abbrev(s)}** {md(s)}" for s in sigs)
     return [
         f"## {md(framework)}",
         "",
@@ -218,6 +240,7 @@ def _compat_section(framework: str, sub: pd.DataFrame) -> list[str]:
         _row(["---"] * len(head)),
         *rows,
         "",
+        *([f"Signatures: {legend}.", ""] if legend else []),
         f"<details><summary>reproduce a {md(framework)} baseline</summary>",
         "",
         reproduce_block(base["cell"].tolist(), base["backend"].tolist()),

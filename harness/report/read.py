@@ -13,6 +13,7 @@ from typing import Any
 
 from harness import inputs, journal
 from harness.errors import ConfigError
+from harness.matrix import cell_id
 from harness.model import Plan, RunResult, Where
 from harness.report.frame import Slugs
 
@@ -41,9 +42,10 @@ def parse_plan(data: Any, where: Where) -> Plan:
         raise ConfigError(f"not a plan: shard {i}/{n}", where=where, help=_PLAN_HELP)
     slugs = Slugs()
     for cell in plan.cells:
-        if cell.id != f"{slugs[cell.stack]}/{cell.scenario}":  # the report's grid relies on it
+        want = cell_id(slugs[cell.stack], cell.scenario, cell.driver)
+        if cell.id != want:  # the report's grid relies on it
             raise ConfigError(
-                f"not a plan: cell {cell.id!r} is not {cell.stack.slug}/{cell.scenario}",
+                f"not a plan: cell {cell.id!r} is not {want}",
                 where=where,
                 help=_PLAN_HELP,
             )

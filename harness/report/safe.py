@@ -20,7 +20,9 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 # A cell id: `<stack slug>/<scenario>`, both of letters, digits and . _ + - (no leading dot).
-_CELL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
+_CELL_ID = re.compile(
+    r"[A-Za-z0-9][A-Za-z0-9._+-]*/[A-Za-z0-9][A-Za-z0-9._-]*(?:@[a-z0-9][a-z0-9.]*)?", re.ASCII
+)
 _URL_SAFE = re.compile(r"[A-Za-z0-9._~:/?#\[\]@!$&'*+,;=%-]+")
 
 
