@@ -34,7 +34,7 @@ from harness.errors import ConfigError, HarnessError, choice_help
 from harness.fs import atomic_write
 from harness.journal import JOURNAL, finished
 from harness.loader import read_yaml
-from harness.lock import WheelCache, cache_root
+from harness.lock import WheelCache, cache_root, read_lock
 from harness.matrix import cells_for, expand, parse_matrix
 from harness.model import DriverTarget, Plan, Scenario
 from harness.plan import render
@@ -74,10 +74,30 @@ def load(
         driver = host.resolve_driver(args.driver, profile.driver, argv_where(argv, "--driver"))
     drivers = read_driver_lock(path.parent / DRIVER_LOCK)
     placeable = drivers.values() if drivers else None
-    plan = expand(matrix, profile.name, kb, scenarios, driver, placeable=placeable)
+    installed = installed_cudart(path.parent / "images" / "locks")
+    plan = expand(
+        matrix, profile.name, kb, scenarios, driver, placeable=placeable, installed=installed
+    )
     return Loaded(
         plan=plan, kb=kb, root=path.parent, scenarios=scenarios, catalog=catalog, drivers=drivers
     )
+
+
+def installed_cudart(locks: Path) -> dict[str, str]:
+    """Stack slug -> the CUDA runtime (cudart wheel) version its committed lock installs."""
+    out = {}
+    for path in sorted(locks.glob("*.json")):
+        lock = read_lock(path)
+        if lock is None:
+            continue
+        for w in lock.wheels:
+            if w.name in (
+                "nvidia-cuda-runtime-cu11",
+                "nvidia-cuda-runtime-cu12",
+                "nvidia-cuda-runtime",
+            ):
+                out[lock.slug] = w.version
+    return out
 
 
 def selected(plan: Plan, args: argparse.Namespace, argv: Sequence[str]) -> Plan:

@@ -173,6 +173,17 @@ def _plain(cls: type[T], row: Mapping[str, Any]) -> T:
     return cls(**values)
 
 
+def _toolkit(row: Mapping[str, Any]) -> ToolkitDriver:
+    flat = {k: v for k, v in row.items() if k not in ("updates", "runtime_versions")}
+    return replace(
+        _plain(ToolkitDriver, flat),
+        updates=tuple((str(u["release"]), str(u["min_driver"])) for u in row.get("updates", [])),
+        runtimes=tuple(
+            (str(u["release"]), str(u["cudart"])) for u in row.get("runtime_versions", [])
+        ),
+    )
+
+
 def _image(row: Mapping[str, Any]) -> CudaImage:
     env = row.get("env") or {}
     src = row.get("env_source") or ()
@@ -242,7 +253,7 @@ def parse_knowledge(docs: Mapping[str, Doc]) -> Knowledge:
         checks.append(chk)
     try:
         return Knowledge(
-            toolkits=_table(drivers, "toolkits", ToolkitDriver),
+            toolkits=tuple(_toolkit(r) for _, r in _rows(drivers, "toolkits")),
             minor_compat=_table(drivers, "minor_version_compatibility", MinorCompat),
             cudnn=tuple(
                 CudnnRelease(
@@ -343,33 +354,51 @@ def toolkit_reason(stack: Stack, variant: Variant, driver: str, kb: Knowledge) -
 # ---------------------------------------------------------------- expectations
 
 
-def driver_reason(cuda: str, driver: str, kb: Knowledge) -> tuple[bool, Reason]:
-    """Can `driver` run CUDA `cuda`? With the toolkit's own minimum, else minor-version compat."""
-    tk = kb.toolkit(cuda)
-    mc = kb.compat_for(cuda)
+def installed_toolkit(
+    cuda: str, cudart: str | None, kb: Knowledge
+) -> tuple[ToolkitDriver | None, str, str]:
+    """The toolkit row, release and minimum driver of what a stack's lock installs (its cudart
+    wheel's release and that Update's row), else of its label's GA release."""
+    if cudart is not None:
+        for tk in kb.toolkits:
+            found = tk.release_of(cudart)
+            if found is not None:
+                release, minimum = found
+                return tk, f"{release} (cudart {cudart}, as the lock installs it)", minimum
+    row = kb.toolkit(cuda)
+    return row, row.toolkit if row else cuda, row.min_driver if row else ""
+
+
+def driver_reason(
+    cuda: str, driver: str, kb: Knowledge, cudart: str | None = None
+) -> tuple[bool, Reason]:
+    """Can `driver` run the CUDA a stack installs (`cudart`, else its label `cuda`)? With that
+    release's own minimum (full features), else minor-version compatibility."""
+    tk, release, minimum = installed_toolkit(cuda, cudart, kb)
     if tk is None:
         raise ConfigError(
             f"no driver data for CUDA {cuda} in harness/resources/compat/drivers.yaml"
         )
+    cuda = tk.cuda
+    mc = kb.compat_for(cuda)
     dv = version_key(driver)
-    if dv >= version_key(tk.min_driver):
+    if dv >= version_key(minimum):
         return True, Reason(
             rule="driver-minimum",
-            detail=f"driver {driver} >= {tk.min_driver}, the minimum for CUDA {tk.toolkit}: "
-            "full features",
+            detail=f"driver {driver} >= {minimum}, the minimum for CUDA {release}: full features",
             source=tk.source,
         )
     if mc is not None and dv >= version_key(mc.min_driver):
         return True, Reason(
             rule="driver-minor-version-compatibility",
             detail=(
-                f"driver {driver} < {tk.min_driver} (CUDA {tk.toolkit}) but >= {mc.min_driver}, "
+                f"driver {driver} < {minimum} (CUDA {release}) but >= {mc.min_driver}, "
                 f"which runs CUDA {mc.cuda_major}.x by minor-version compatibility "
                 "(no PTX JIT of newer code)"
             ),
             source=mc.source,
         )
-    floor = mc.min_driver if mc is not None else tk.min_driver
+    floor = mc.min_driver if mc is not None else minimum
     return False, Reason(
         rule="driver-minimum",
         detail=f"driver {driver} < {floor}, the oldest that runs CUDA {cuda}",
@@ -407,7 +436,9 @@ class Decision:
     checks: tuple[Reason, ...]
 
 
-def placed_reason(cuda: str, placed: str, kb: Knowledge) -> tuple[Expectation | None, Reason]:
+def placed_reason(
+    cuda: str, placed: str, kb: Knowledge, cudart: str | None = None
+) -> tuple[Expectation | None, Reason]:
     """A driver placed in a run (no GPU): the CUDA runtime's own version gate decides. None: the
     gate passes (the GPU stages then find no device)."""
     if placed == STUB_DRIVER:
@@ -419,7 +450,7 @@ def placed_reason(cuda: str, placed: str, kb: Knowledge) -> tuple[Expectation | 
             "cudaErrorStubLibrary (34)",
             source=STUB_SOURCE,
         )
-    ok, reason = driver_reason(cuda, placed, kb)
+    ok, reason = driver_reason(cuda, placed, kb, cudart)
     if ok:
         return None, reason
     return Expectation(outcome=Outcome.FAIL, signature="driver_too_old", stage=DRIVER_STAGE), reason
@@ -433,6 +464,7 @@ def expect(
     kb: Knowledge,
     *,
     placed: str = NO_DRIVER,
+    cudart: str | None = None,
 ) -> Decision:
     """What this stack under this scenario must show on this driver, and why.
 
@@ -472,7 +504,7 @@ def expect(
         fail = Expectation(outcome=Outcome.FAIL, signature="cudnn_version_mismatch", stage=stage)
         fails.append((fail, reason))
     if placed != NO_DRIVER:
-        gate, reason = placed_reason(stack.cuda, placed, kb)
+        gate, reason = placed_reason(stack.cuda, placed, kb, cudart)
         if gate is None:
             passed.append(reason)
         else:
@@ -482,7 +514,7 @@ def expect(
         if refused is not None:
             start = Expectation(outcome=Outcome.FAIL, signature="driver_too_old", stage=Stage.START)
             fails.append((start, refused))
-        ok, reason = driver_reason(stack.cuda, driver.version, kb)
+        ok, reason = driver_reason(stack.cuda, driver.version, kb, cudart)
         if ok:
             passed.append(reason)
         else:

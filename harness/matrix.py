@@ -424,9 +424,13 @@ def expand(
     driver: DriverTarget,
     *,
     placeable: Sequence[str] | None = None,
+    installed: Mapping[str, str] | None = None,
 ) -> Plan:
     """The plan: every cell of one profile with its expectation and the reason for it.
-    `placeable`: the drivers the driver lock can place in a run (None: no lock, unchecked)."""
+    `placeable`: the drivers the driver lock can place in a run (None: no lock, unchecked);
+    `installed`: stack slug -> the cudart version its lock installs (the driver rules read that
+    release, not the label's)."""
+    installed = installed or {}
     check_knowledge(m, kb)
     p = m.profile(profile)
     chosen = _scenarios(m, p, scenarios)
@@ -439,7 +443,8 @@ def expand(
         version = driver.version
 
         def runs(c: Candidate) -> bool:
-            return compat.driver_reason(c.stack.cuda, version, kb)[0]
+            cudart = installed.get(c.stack.slug)
+            return compat.driver_reason(c.stack.cuda, version, kb, cudart)[0]
 
         cands, more = _run_filters(cands, [("driver-can-run-cuda", p.where, runs)], p)
         removals += more
@@ -448,10 +453,11 @@ def expand(
     for stack in sorted(unique, key=stack_order):
         variant = unique[stack].variant
         assert variant is not None  # the published-variant filter ran
-        cells += _cells_of(stack, variant, chosen, driver, kb)
+        cudart = installed.get(stack.slug)
+        cells += _cells_of(stack, variant, chosen, driver, kb, cudart=cudart)
         for value in placed:
             on_driver = [scenarios[s] for s in p.driver_scenarios]
-            cells += _cells_of(stack, variant, on_driver, driver, kb, placed=value)
+            cells += _cells_of(stack, variant, on_driver, driver, kb, placed=value, cudart=cudart)
     _check_unique(cells, p)
     return Plan(profile=p.name, driver=driver, cells=tuple(cells), removals=tuple(removals))
 
@@ -501,13 +507,14 @@ def _cells_of(
     kb: Knowledge,
     *,
     placed: str = NO_DRIVER,
+    cudart: str | None = None,
 ) -> list[Cell]:
     cells = []
     for scen in chosen:
         if stack.framework not in scen.frameworks:
             continue
         faults.resolve(scen.faults, stack)  # what a run could not apply is refused here
-        d = compat.expect(stack, scen, variant, driver, kb, placed=placed)
+        d = compat.expect(stack, scen, variant, driver, kb, placed=placed, cudart=cudart)
         cells.append(
             Cell(
                 id=cell_id(stack.slug, scen.id, placed),

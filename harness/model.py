@@ -509,6 +509,16 @@ class ToolkitDriver:
     toolkit: str
     min_driver: str
     source: str
+    updates: tuple[tuple[str, str], ...] = ()  # (release x.y.N, its minimum driver): Table 3
+    runtimes: tuple[tuple[str, str], ...] = ()  # (release, the cudart wheel version it ships)
+    runtime_source: str | None = None
+
+    def release_of(self, cudart: str) -> tuple[str, str] | None:
+        """(release, minimum driver) of the release that ships this cudart, if known."""
+        release = next((r for r, c in self.runtimes if c == cudart), None)
+        if release is None:
+            return None
+        return release, dict(self.updates).get(release, self.min_driver)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import socket
 import uuid
@@ -278,11 +279,17 @@ class Engine:
         log_path: Path,
         timeout: float,
         network: bool = False,
+        shell_env: Mapping[str, str] | None = None,
     ) -> str:
         """Execute a rendered Dockerfile as run + commit: its RUN steps in one container with the
         given read-only mounts (and no network unless asked), then `commit` with its other
         instructions."""
         script = " && ".join(f"( {r} )" for r in plan.runs) or "true"
+        # Exported by the build's shell only: never part of the committed image's config.
+        exports = "".join(
+            f"export {k}={shlex.quote(v)}; " for k, v in sorted((shell_env or {}).items())
+        )
+        script = exports + script
         with self.container(
             plan.base,
             ["sh", "-c", f"set -x; {script}"],

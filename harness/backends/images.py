@@ -8,6 +8,8 @@ engine at all: the image rendered over its base recipe's digest instead of the b
 
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +27,16 @@ from harness.model import CudaImage, ImageJob, ImageSpec, Lock, Mount, Stack
 from harness.render import cuda_base_ref, image_spec, requirements, split_dockerfile
 
 BUILD_TIMEOUT = 3600.0
+
+
+def host_ca(env: Mapping[str, str]) -> Path | None:
+    """The CA bundle this host's pip is told to use (PIP_CERT, REQUESTS_CA_BUNDLE,
+    SSL_CERT_FILE), if it names a file."""
+    for key in ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"):
+        value = env.get(key)
+        if value and Path(value).is_file():
+            return Path(value)
+    return None
 
 
 def image_python(base: Base) -> str:
@@ -189,6 +201,11 @@ class Builder:
             for name, text in (*files, ("Dockerfile", dockerfile)):
                 (meta / name).write_text(text, encoding="utf-8")
             meta.chmod(0o755)
+            shell_env = {}
+            ca = host_ca(os.environ) if network else None
+            if ca is not None:  # behind a TLS-inspecting proxy pip needs the host's CA bundle
+                shutil.copyfile(ca, meta / "host-ca.crt")
+                shell_env["PIP_CERT"] = "/wheelhouse/meta/host-ca.crt"
             self.backend.commit_build(
                 plan,  # type: ignore[arg-type]
                 ref,
@@ -199,6 +216,7 @@ class Builder:
                     Mount(meta, "/wheelhouse/meta"),
                 ],
                 network=network,
+                shell_env=shell_env,
             )
 
     def render(self, stack: Stack) -> ImageSpec:

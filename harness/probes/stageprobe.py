@@ -149,6 +149,14 @@ def _cudnn_path():
             for f in sorted(os.listdir(lib)):
                 if re.match(r"libcudnn\.so\.\d+$", f):
                     return os.path.join(lib, f), False
+    for major in (9, 8):  # the system's (nvidia/cuda's libcudnn9-cuda-12), as its loader finds it
+        try:
+            ctypes.CDLL(f"libcudnn.so.{major}")
+        except OSError:
+            continue
+        path = loaded_libraries().get(f"libcudnn.so.{major}")
+        if path:
+            return path, False
     return None, False
 
 
@@ -156,7 +164,10 @@ def cudnn_api(ctx):
     """Version, one descriptor per sub-library, and a handle (that one needs a device)."""
     path, by_framework = _cudnn_path()
     if path is None:
-        raise RuntimeError("no libcudnn found: not loaded by the framework, not in site-packages")
+        raise RuntimeError(
+            "no libcudnn found: not loaded by the framework, not in site-packages, not on the "
+            "loader's path"
+        )
     lib = ctypes.CDLL(path)
     lib.cudnnGetErrorString.restype = ctypes.c_char_p
     details = {"library": path, "loaded_by_framework": by_framework}
