@@ -104,6 +104,13 @@ def parse_deb(row: Any, file: str) -> DebPackage:
     return _package(row, file)
 
 
+def _pool(row: Mapping[str, Any], file: str) -> str:
+    name = _str(row, "filename", _POOL, file)
+    if ".." in name.split("/"):
+        raise _bad(f"bad filename {name!r}", file)
+    return name
+
+
 def _package(row: Any, file: str) -> DebPackage:
     if not isinstance(row, Mapping):
         raise _bad("a package entry is not an object", file)
@@ -128,7 +135,7 @@ def _package(row: Any, file: str) -> DebPackage:
         package=_str(row, "package", _PACKAGE, file),
         version=_str(row, "version", _DEB_VERSION, file),
         suite=_str(row, "suite", _PACKAGE, file),
-        filename=_str(row, "filename", _POOL, file),
+        filename=_pool(row, file),
         sha256=_str(row, "sha256", _SHA256, file),
         size=size,
         members=tuple(pairs),

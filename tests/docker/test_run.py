@@ -96,7 +96,21 @@ def test_smoke_matrix_runs_resumes_and_is_a_cache_hit(
             "started",
             "seconds",
         } <= set(r)
-        assert r["evidence"] == "cpu" and r["backend"] == "docker"
+        placed = "@" in str(r["cell"])  # the placed-driver axis: NVIDIA's libcuda in the run
+        assert r["evidence"] == ("driver" if placed else "cpu") and r["backend"] == "docker"
+        assert r["placed_driver"] == (str(r["cell"]).rsplit("@", 1)[1] if placed else "none")
+    # NVIDIA's own driver code decided these, with the frameworks' own words.
+    by_cell = {str(r["cell"]): r for r in recs}
+    torch550 = by_cell["torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline/baseline@550.163.01"]
+    assert torch550["observed"]["signature"] == "driver_too_old"
+    assert torch550["observed"]["stage"] == "devices"
+    assert "too old (found version 12040)" in torch550["observed"]["decisive_line"]
+    assert (
+        by_cell["tensorflow-2.21.0_cu12.5_cudnn9.3_py3.11_offline/baseline@535.261.03"]["status"]
+        == "passed"
+    )  # the CUDA 12.9 runtime passes the 535 (CUDA 12.2) driver's gate
+    stubs = [r for c, r in by_cell.items() if c.endswith("@stub") and "cudnn9.13" not in c]
+    assert stubs and all(r["observed"]["signature"] == "stub_driver" for r in stubs)
 
 
 def test_the_image_is_untouched_by_a_fault(docker_client: object) -> None:
