@@ -137,6 +137,19 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
     n = command("render", "print a stack's Dockerfile and files (--dry-run of build)", _matrix)
     n.add_argument("stack", metavar="STACK", help="a stack slug or cell id from `harness plan`")
     n.add_argument("--out", metavar="DIR", help="write the files there instead of printing them")
+    d = command(
+        "drivers",
+        "the NVIDIA user-space drivers runs can place (Debian non-free), fetched or not",
+        _matrix,
+    )
+    d.add_argument(
+        "--fetch", action="store_true", help="fetch each into the cache now (apt-get download)"
+    )
+    d.add_argument(
+        "--lock",
+        action="store_true",
+        help="resolve the pinned Debian packages again and rewrite the driver lock",
+    )
     return parser
 
 

@@ -453,6 +453,31 @@ def cmd_render(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
+def cmd_drivers(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """The driver lock: each placeable driver, its CUDA driver API version and packages."""
+    from harness.backends.driverstore import lock_drivers
+
+    root = Path(args.matrix).parent
+    cache = cache_root(os.environ)
+    lock = (
+        lock_drivers(root / DRIVER_LOCK, cache)
+        if args.lock
+        else read_driver_lock(root / DRIVER_LOCK)
+    )
+    if lock is None:
+        raise ConfigError(
+            f"no driver lock: {root / DRIVER_LOCK} is missing",
+            help="`harness drivers --lock` writes it (Debian's archive must be reachable)",
+        )
+    store = DriverStore(lock, cache)
+    for d in lock.drivers:
+        where = store.folder(d.driver) if args.fetch else None
+        api = f"CUDA API {d.cuda_api}" if d.cuda_api else "stub"
+        pkgs = ", ".join(f"{p.package}={p.version} ({p.suite})" for p in d.packages)
+        print(f"{d.driver:<12} {api:<15} {pkgs}" + (f"  -> {where}" if where else ""))
+    return 0
+
+
 COMMANDS = {
     "plan": cmd_plan,
     "build": cmd_build,
@@ -462,6 +487,7 @@ COMMANDS = {
     "report": cmd_report,
     "doctor": cmd_doctor,
     "render": cmd_render,
+    "drivers": cmd_drivers,
 }
 
 
