@@ -848,6 +848,7 @@ class RunResult:
     error: str | None = None
     machine: Machine = Machine()
     placed: str = NO_DRIVER  # the NVIDIA user-space driver placed in the run (Cell.driver)
+    base_image: str = ""  # a stand-in the image was built FROM (no registry), else ""
 
     @property
     def verdict(self) -> str:
@@ -876,6 +877,7 @@ class RunResult:
             "image": self.image,
             "error": self.error,
             "placed_driver": self.placed,
+            "base_image": self.base_image,
         }
 
     @classmethod
@@ -905,6 +907,7 @@ class RunResult:
             error=data.get("error"),
             machine=Machine(driver=data.get("driver"), gpu=data.get("gpu")),
             placed=str(data.get("placed_driver", NO_DRIVER)),
+            base_image=str(data.get("base_image", "")),
         )
 
 

@@ -331,6 +331,7 @@ def _run_cell(loop: Loop, w: Work, key: str, target: Target, *, gpu: bool) -> Ru
             error=error,
             t=t,
             started=started,
+            base=target.base,
         )
     return result
 
@@ -358,6 +359,7 @@ def _record(
     error: str | None = None,
     t: float | None = None,
     started: str | None = None,
+    base: str = "",
 ) -> RunResult:
     """Journal one result (fsynced before anything else happens) and say it."""
     now = time.monotonic()
@@ -378,6 +380,7 @@ def _record(
         error=error,
         machine=loop.machine,
         placed=cell.driver,
+        base_image=base,
     )
     append(loop.results, result.to_json())
     word = "DRIFT" if result.drift else "ok"

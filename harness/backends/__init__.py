@@ -31,6 +31,7 @@ class Target:
     seconds: float = 0.0
     downloaded: int = 0  # bytes fetched to prepare it
     size: int = 0  # bytes it takes (an image's size; 0 where not measured)
+    base: str = ""  # what it was built FROM, where that is a stand-in (the cuda flavour here)
 
     def to_json(self) -> dict[str, object]:
         return {

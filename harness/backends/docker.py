@@ -186,6 +186,7 @@ class DockerBackend:
             ref=built.ref,
             identity=identity.ref,
             lock=lock,
+            base=job.spec.plan.base if stack.base == "cuda" else "",
             status=built.status,
             seconds=built.seconds,
             downloaded=built.downloaded + downloaded,

@@ -84,7 +84,7 @@ _TEXT = (
     "exp_outcome", "exp_signature", "exp_stage", "obs_outcome", "obs_signature", "obs_stage",
     "obs_line", "obs_fingerprint", "driver", "gpu", "secondary", "target", "because",
 )  # fmt: skip
-_COLUMNS = (*_TEXT, "drift", "seconds", "obs_exit", "obs_signal")
+_COLUMNS = (*_TEXT, "drift", "seconds", "obs_exit", "obs_signal", "base_image")
 _PLANNED: tuple[str, ...] = ("cell", "stack", "scenario", "evidence", "exp_outcome")
 _PLANNED += ("exp_signature", "exp_stage", "target", "because")
 _NOT_OBSERVED = ("", "", "", "", "")
@@ -122,6 +122,7 @@ def _result_row(r: RunResult, slug: str) -> tuple[object, ...]:
         m.gpu or "", ";".join(o.secondary) if o else "",
         r.placed if r.placed != NO_DRIVER else m.driver or NO_DRIVER, "",
         r.drift, r.seconds, o.exit_code if o else None, o.signal if o else None,
+        clean(r.base_image),
     )  # fmt: skip
 
 

@@ -96,6 +96,7 @@ def header(frame: pd.DataFrame, plans: Sequence[Plan], completeness: str, origin
         completeness=completeness,
         backends=_joined(ran["backend"].unique(), "none"),
         origin=origin,
+        standins=_joined((str(v) for v in ran["base_image"].fillna("").unique()), ""),
     )
 
 

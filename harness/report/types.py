@@ -82,8 +82,13 @@ class Header:
     completeness: str
     backends: str
     origin: Origin
+    standins: str = ""  # stand-in bases the images were built FROM (no registry here)
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
+        stand = (("built FROM stand-ins (not NVIDIA's images)", self.standins),)
+        return (*(stand if self.standins else ()), *self._pairs())
+
+    def _pairs(self) -> tuple[tuple[str, str], ...]:
         return (
             ("harness", self.origin.text()),
             ("matrix", self.origin.matrix),
