@@ -455,8 +455,10 @@ def expand(
         assert variant is not None  # the published-variant filter ran
         cudart = installed.get(stack.slug)
         cells += _cells_of(stack, variant, chosen, driver, kb, cudart=cudart)
+        on_driver = [scenarios[s] for s in p.driver_scenarios]
+        if not _reaches_the_driver(stack, variant, on_driver, driver, kb):
+            continue  # it fails before any driver is asked: a driver column would repeat that
         for value in placed:
-            on_driver = [scenarios[s] for s in p.driver_scenarios]
             cells += _cells_of(stack, variant, on_driver, driver, kb, placed=value, cudart=cudart)
     _check_unique(cells, p)
     return Plan(profile=p.name, driver=driver, cells=tuple(cells), removals=tuple(removals))
@@ -492,6 +494,23 @@ def _placed(
                 help=choice_help(sid, scenarios, "scenarios"),
             )
     return out
+
+
+def _reaches_the_driver(
+    stack: Stack,
+    variant: Variant,
+    scens: Sequence[Scenario],
+    driver: DriverTarget,
+    kb: Knowledge,
+) -> bool:
+    """Does the stack, under these scenarios with no driver placed, get as far as device
+    discovery (where the CUDA runtime asks the driver)? A stack that fails earlier (torch
+    against an older cuDNN fails at build_info) shows the same failure at every driver."""
+    for scen in scens:
+        exp = compat.expect(stack, scen, variant, driver, kb).expected
+        if exp.stage is None or exp.stage.order >= compat.DRIVER_STAGE.order:
+            return True
+    return False
 
 
 def cell_id(slug: str, scenario: str, placed: str = NO_DRIVER) -> str:

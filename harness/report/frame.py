@@ -156,7 +156,11 @@ def planned_frame(plans: Sequence[Plan], slugs: Slugs) -> pd.DataFrame:
 
 def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
     """Results plus the planned cells that have none (shown as predicted). A result takes its
-    plan's reason (`because`) and planned driver; every text is cleaned of control characters."""
+    plan's reason (`because`) and planned driver; every text is cleaned of control characters.
+    With a plan, a result for a cell the plan no longer has (the journal keeps history) is left
+    out: the report is of the plan."""
+    if len(planned):
+        results = results[results["cell"].isin(planned["cell"])]
     todo = planned[~planned["cell"].isin(results["cell"])].assign(status=NOT_RUN, drift=False)
     because = dict(zip(planned["cell"].tolist(), planned["because"].tolist(), strict=True))
     target = dict(zip(planned["cell"].tolist(), planned["target"].tolist(), strict=True))
