@@ -37,7 +37,9 @@ PLAN = DockerfilePlan(base="b", runs=("sh install.sh",), changes=())
 def test_build_failure(done: Finished, words: str) -> None:
     err = build_failure("stackmatrix/stack:x", PLAN, done, Path("reports/logs/x.log"))
     assert words in err.message
-    assert err.help == "the full log is in reports/logs/x.log"
+    assert err.help is not None and err.help.startswith("the full log is in reports/logs/x.log")
+    # A full disk is the machine's fault, not the stack's: exit 3, and the run stops.
+    assert err.exit_code == (3 if "disk is full" in words else 1)
 
 
 def test_only_the_last_30_lines() -> None:
