@@ -33,7 +33,9 @@ def append(folder: Path, record: dict[str, object]) -> None:
         try:
             size = cut_torn_tail(fd)
             try:
-                os.write(fd, data)
+                view = memoryview(data)
+                while view:  # a disk that fills up takes part of a write, then refuses the rest
+                    view = view[os.write(fd, view) :]
                 os.fsync(fd)
             except OSError:
                 os.ftruncate(fd, size)  # a part of a line would be a torn one
