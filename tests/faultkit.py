@@ -6,6 +6,7 @@ Nothing here is a mock: the harness meets ENOSPC from the kernel and a refused o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -47,9 +48,7 @@ def in_tmpfs(
     folder.mkdir(parents=True, exist_ok=True)
     keep.mkdir(parents=True, exist_ok=True)
     cmd = [*namespace(), "sh", "-c", _IN_TMPFS, "sh", str(size), str(folder), str(keep), *argv]
-    res = subprocess.run(
-        cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
-    )
+    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
     if res.returncode == 97:
         pytest.skip(f"cannot mount a tmpfs here: {res.stderr.strip()}")
     return res
@@ -103,10 +102,8 @@ class SocketProxy:
             pass
         finally:
             for s in (src, dst):
-                try:
+                with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def close(self) -> None:
         with self.lock:
@@ -115,8 +112,6 @@ class SocketProxy:
         self.server.close()
         self.path.unlink(missing_ok=True)
         for s in conns:
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             s.close()
