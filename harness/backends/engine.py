@@ -171,16 +171,17 @@ def engine_fault(exc: BaseException, host: str) -> MachineFault | None:
 
 
 def why(exc: BaseException) -> str:
-    """The operating system's words at the bottom of a wrapped connection error (`Connection
-    refused`), else the error's own first line."""
+    """The operating system's words inside a wrapped connection error (`Connection refused`,
+    `Remote end closed connection without response`), else the error's own first line."""
     seen, todo = set(), [exc]
     while todo:
         e = todo.pop(0)
         if id(e) in seen:
             continue
         seen.add(id(e))
-        if isinstance(e, OSError) and e.strerror:
-            return e.strerror[:200]
+        wrapper = isinstance(e, requests.exceptions.RequestException)  # an OSError, too
+        if isinstance(e, OSError) and not wrapper and (e.strerror or str(e)):
+            return (e.strerror or str(e))[:200]
         todo += [a for a in e.args if isinstance(a, BaseException)]
         todo += [x for x in (getattr(e, "reason", None), e.__cause__, e.__context__) if x]
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]

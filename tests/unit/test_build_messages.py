@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import requests
+import urllib3
 
-from harness.backends.engine import build_failure
+from harness.backends.engine import build_failure, engine_fault
 from harness.model import DockerfilePlan, Finished
 
 PLAN = DockerfilePlan(base="b", runs=("sh install.sh",), changes=())
@@ -46,3 +48,15 @@ def test_only_the_last_30_lines() -> None:
     out = "".join(f"line {i}\n" for i in range(100))
     err = build_failure("r", PLAN, Finished(exit_code=2, output=out, oom_killed=False), Path("l"))
     assert "line 69" not in err.message and "line 70" in err.message and "line 99" in err.message
+
+
+def test_a_lost_engine_is_a_machine_fault_in_the_systems_words() -> None:
+    inner = ConnectionRefusedError(111, "Connection refused")
+    lost = requests.exceptions.ConnectionError(
+        urllib3.exceptions.ProtocolError("Connection aborted.", inner)
+    )
+    fault = engine_fault(lost, "unix:///x.sock")
+    assert fault is not None and fault.exit_code == 3
+    words = "the Docker engine stopped answering (unix:///x.sock: Connection refused)"
+    assert fault.message == words
+    assert engine_fault(ValueError("a harness bug"), "unix:///x.sock") is None
