@@ -31,7 +31,7 @@ from harness.console import Console, human_bytes, on_github
 from harness.diagnose import EXIT, checked_chunks, diagnosis, render_text, reproducers
 from harness.drivers import DRIVER_LOCK, DriverLock
 from harness.errors import ConfigError, HarnessError, choice_help
-from harness.fs import atomic_write
+from harness.fs import atomic_write, fault_from
 from harness.journal import JOURNAL, finished
 from harness.loader import read_yaml
 from harness.lock import WheelCache, cache_root, read_lock
@@ -135,7 +135,7 @@ def backend_for(
 
 def docker_backend(loaded: Loaded, console: Console, *, relock: bool = False) -> DockerBackend:
     from harness.backends.docker import DockerBackend
-    from harness.backends.engine import Engine, connect
+    from harness.backends.engine import Engine, connect, engine_host
     from harness.backends.images import Builder, Paths
     from harness.render import read_templates
 
@@ -143,7 +143,7 @@ def docker_backend(loaded: Loaded, console: Console, *, relock: bool = False) ->
 
     @functools.cache
     def engine() -> Engine:  # connected on first use: --dry-run never connects
-        return Engine(connect(env))
+        return Engine(connect(env), engine_host(env))
 
     paths = Paths(
         images=loaded.root / "images", cache=cache_root(env), logs=loaded.root / "reports/logs"
@@ -514,3 +514,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a full or read-only disk met by a write that does not say so itself
+        fault = fault_from(exc, Path(exc.filename if isinstance(exc.filename, str) else "."))
+        if fault is None or args.traceback:
+            raise
+        print(fault.render(), file=sys.stderr)
+        return fault.exit_code

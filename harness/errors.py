@@ -31,6 +31,28 @@ class HarnessError(Exception):
         return text
 
 
+class MachineFault(HarnessError):
+    """The machine failed, not a stack: the engine stopped answering (or answered 5xx), a disk
+    filled up (results, wheel cache, image store), a folder became read-only. The run stops
+    at once (the cell in flight is recorded `interrupted`, where the journal can still take it)
+    and exits 3; the same command, run again on a healthy machine, finishes the job."""
+
+    exit_code = 3
+
+    def __init__(self, what: str, *, detail: str = "", help: str | None = None):
+        super().__init__(what + (f" ({detail})" if detail else ""), help=help or RERUN)
+        self.what, self.detail = what, detail
+
+    def after(self, done: int, total: int) -> MachineFault:
+        """The same fault, saying how far the run got: `... after 2 of 46 results (...)`."""
+        return MachineFault(
+            f"{self.what} after {done} of {total} results", detail=self.detail, help=self.help
+        )
+
+
+RERUN = "fix that, then run the same command: finished cells are kept"
+
+
 class ConfigError(HarnessError):
     """A user's input is wrong: matrix, scenario, knowledge file or command line."""
 

@@ -1,38 +1,95 @@
 """Files that must never be half-written, and files read with a bound.
 
 A derived file is written to a temp file in its own folder, fsynced, then `os.replace`d: a reader
-sees the old file or the new one, never a torn one.
+sees the old file or the new one, never a torn one. A write that finds the disk full (or the
+file system read-only) is a MachineFault naming the path, the bytes it needed and the space free:
+the one place an OSError becomes "the machine failed".
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, MachineFault
 from harness.inputs import kind
 
 SUMMARY_TAIL = 1  # bytes of an existing step summary read (is there a final newline?)
+
+
+DISK_FAULTS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+FULL_HELP = (
+    "free space there (or write to another folder), then run the same command: "
+    "finished cells are kept"
+)
+
+
+def free_bytes(path: Path) -> int | None:
+    """Bytes free to an unprivileged writer on the file system of `path` (or of its nearest
+    existing parent); None where it cannot be measured."""
+    for p in (path, *path.parents):
+        try:
+            st = os.statvfs(p)
+        except OSError:
+            continue
+        return st.f_bavail * st.f_frsize
+    return None
+
+
+def fault_from(exc: OSError, path: Path, need: int | None = None) -> MachineFault | None:
+    """The machine fault an OSError is (disk full, quota, read-only), or None for any other."""
+    if exc.errno not in DISK_FAULTS:
+        return None
+    if exc.errno == errno.EROFS:
+        return MachineFault(f"the file system of {path} is read-only", detail=str(exc.strerror))
+    free = free_bytes(path)
+    parts = [f"needs {need:,} bytes" if need is not None else "", _free(free)]
+    return MachineFault(
+        f"the disk is full: cannot write {path}",
+        detail=", ".join(p for p in parts if p),
+        help=FULL_HELP,
+    )
+
+
+def _free(free: int | None) -> str:
+    return f"{free:,} bytes free there" if free is not None else ""
+
+
+@contextmanager
+def disk_guard(path: Path, need: int | None = None) -> Iterator[None]:
+    """An OSError of a full or read-only disk, raised while writing `path`, as a MachineFault."""
+    try:
+        yield
+    except OSError as exc:
+        fault = fault_from(exc, path, need)
+        if fault is None:
+            raise
+        raise fault from None
 
 
 def atomic_write(path: Path, text: str) -> None:
     """Replace a regular file (or make one); anything else there (a FIFO, a device, a folder, a
     symlink to one) is refused, never replaced."""
     _refuse_special(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; these are ordinary project files
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    data = text.encode("utf-8")
+    with disk_guard(path, len(data)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)  # mkstemp makes 0600; these are ordinary project files
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 def read_bounded(path: Path, limit: int) -> bytes:

@@ -13,31 +13,53 @@ from typing import Any, BinaryIO
 
 from harness import inputs
 from harness.errors import ConfigError
+from harness.fs import disk_guard
 from harness.model import RESULT_SCHEMAS, RunResult, Status
 
 JOURNAL = "journal.jsonl"
+TAIL_CHUNK = 64 * 1024  # read backwards this much at a time to find the last newline
 FINAL = frozenset(s.value for s in Status if s.final)  # errored and interrupted cells run again
 
 
 def append(folder: Path, record: dict[str, object]) -> None:
-    """One JSON line, written in one call and fsynced: a result, once reported, survives."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """One JSON line, written in one call and fsynced: a result, once reported, survives. A
+    torn last line (a writer killed mid-line) is cut off first; a write the disk cannot take is
+    undone (the file keeps every complete line) and raised as a MachineFault."""
     path = folder / JOURNAL
     data = (json.dumps(record, sort_keys=True) + "\n").encode()
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        if os.fstat(fd).st_size and not _ends_with_newline(path):
-            data = b"\n" + data  # the last writer was killed mid-line: start afresh
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    with disk_guard(path, len(data)):
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            size = cut_torn_tail(fd)
+            try:
+                view = memoryview(data)
+                while view:  # a disk that fills up takes part of a write, then refuses the rest
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            except OSError:
+                os.ftruncate(fd, size)  # a part of a line would be a torn one
+                raise
+        finally:
+            os.close(fd)
 
 
-def _ends_with_newline(path: Path) -> bool:
-    with path.open("rb") as f:
-        f.seek(-1, os.SEEK_END)
-        return f.read(1) == b"\n"
+def cut_torn_tail(fd: int) -> int:
+    """Cut what follows the last newline of the open file (a line its writer never finished:
+    it is no result, and the cell runs again); the size that is left."""
+    size = os.fstat(fd).st_size
+    end = size
+    while end > 0:
+        start = max(0, end - TAIL_CHUNK)
+        chunk = os.pread(fd, end - start, start)
+        at = chunk.rfind(b"\n")
+        if at >= 0:
+            end = start + at + 1
+            break
+        end = start
+    if end != size:
+        os.ftruncate(fd, end)
+    return end
 
 
 @dataclass(frozen=True, slots=True)

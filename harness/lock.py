@@ -7,6 +7,7 @@ once. The lock (images/locks/<stack>.json) is what the image installs, with --re
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -25,7 +26,7 @@ from packaging.version import InvalidVersion, Version
 
 from harness import ids, proc
 from harness.errors import ConfigError, HarnessError
-from harness.fs import atomic_write
+from harness.fs import atomic_write, fault_from
 from harness.inputs import read_json
 from harness.model import Lock, LockedWheel, Stack
 
@@ -194,6 +195,10 @@ def _pip_download(
         res = proc.run([*argv, *args], timeout=RESOLVE_TIMEOUT, env=env)
     out = res.stdout + res.stderr
     if res.returncode != 0:
+        if "no space left on device" in out.lower():  # pip's OSError, errno 28, as text
+            fault = fault_from(OSError(errno.ENOSPC, "No space left on device"), cache.dir)
+            assert fault is not None
+            raise fault
         missing = _NO_DIST.search(out)
         if missing:
             raise LockError(

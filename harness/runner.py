@@ -19,9 +19,10 @@ from pathlib import Path
 from harness.backends import Backend, NotRunnableHere, PrepareFailed, Target
 from harness.console import Console
 from harness.drivers import driver_op
-from harness.errors import HarnessError
+from harness.errors import HarnessError, MachineFault
 from harness.events import parse
 from harness.faults import resolve
+from harness.fs import fault_from
 from harness.journal import append, finished
 from harness.lock import LockError, WheelCache, extract
 from harness.model import (
@@ -234,7 +235,10 @@ def observe(run: ProbeRun, catalog: Catalog) -> tuple[Status, Observed]:
 
 def drifted(expected: Expectation, status: Status, observed: Observed | None) -> bool:
     """Observed differs from expected: outcome, stage and signature. `unobservable` means the
-    run cannot tell the fault from no fault: it must pass."""
+    run cannot tell the fault from no fault: it must pass. An interrupted run (Ctrl-C, or the
+    machine failed under it) says nothing about the stack: never drift."""
+    if status is Status.INTERRUPTED:
+        return False
     if status not in (Status.PASSED, Status.FAILED):
         return True
     assert observed is not None
@@ -266,18 +270,38 @@ class Loop:
     keep: Callable[[ProbeRun], None] | None = None  # sees each probe run (reproduce prints it)
 
 
+@dataclass(slots=True)
+class Tally:
+    results: list[RunResult] = field(default_factory=list)
+    hits: int = 0
+
+    @property
+    def done(self) -> int:
+        """Cells with a final result: cache hits and final results of this run."""
+        return self.hits + sum(r.status.final for r in self.results)
+
+
 def run_plan(plan: Plan, loop: Loop) -> tuple[list[RunResult], int]:
     """Every cell of the plan, stack by stack: (results of the cells that ran, cache hits).
     A cell whose key has a final result in the journal is not run again, and a stack whose
-    cells are all cached is not even prepared."""
+    cells are all cached is not even prepared. A machine fault stops the run at once: the cell
+    in flight is `interrupted`, and the fault says how far the run got."""
+    tally = Tally()
+    try:
+        _run_stacks(plan, loop, tally)
+    except MachineFault as fault:
+        raise fault.after(tally.done, len(plan.cells)) from None
+    return tally.results, tally.hits
+
+
+def _run_stacks(plan: Plan, loop: Loop, tally: Tally) -> None:
     done = {} if loop.force else finished(loop.results)
-    out: list[RunResult] = []
-    hits = 0
+    out = tally.results
     driver, digest = plan.driver.to_json(), loop.catalog.digest
     for stack, cells in group(plan):
         part = replace(plan, cells=cells)
         todo = work(part, loop.scenarios, loop.backend.identity, done, catalog=digest)
-        hits += sum(w.action == "cached" for w in todo)
+        tally.hits += sum(w.action == "cached" for w in todo)
         for w in todo:
             if w.action == "cached":
                 loop.console.step("run", f"{w.cell.id}: cache hit")
@@ -294,16 +318,29 @@ def run_plan(plan: Plan, loop: Loop) -> tuple[list[RunResult], int]:
         except HarnessError:  # the machine's (no engine, say): every stack would fail
             raise
         except Exception as exc:  # a harness bug: this stack's cells are errored, not lost
+            fault = machine_fault(exc)
+            if fault is not None:
+                raise fault from None
             out += [_errored(loop, w, stack, _trace(exc)) for w in todo]
             continue
         loop.console.step(loop.backend.name, f"{stack.slug}: {target.status} {target.ref}")
         for w in todo:
             key = cell_key(w.cell, target.identity, w.ops, driver, digest)
             if done.get(w.cell.id) == key:  # known only now that the stack is prepared
-                hits += 1
+                tally.hits += 1
                 continue
             out.append(_run_cell(loop, w, key, target, gpu=plan.driver.version is not None))
-    return out, hits
+
+
+def machine_fault(exc: BaseException) -> MachineFault | None:
+    """The machine fault an exception is (one raised as such, or a full or read-only disk met
+    by a write that does not guard itself), or None: a harness bug."""
+    if isinstance(exc, MachineFault):
+        return exc
+    if isinstance(exc, OSError):
+        name = exc.filename if isinstance(exc.filename, str) else "a file"
+        return fault_from(exc, Path(name))
+    return None
 
 
 def _run_cell(loop: Loop, w: Work, key: str, target: Target, *, gpu: bool) -> RunResult:
@@ -318,8 +355,13 @@ def _run_cell(loop: Loop, w: Work, key: str, target: Target, *, gpu: bool) -> Ru
     except KeyboardInterrupt:
         status = Status.INTERRUPTED
         raise
-    except Exception as exc:  # a harness bug becomes an errored result, not a lost cell
-        error = _trace(exc)
+    except Exception as exc:
+        fault = machine_fault(exc)
+        if fault is None:  # a harness bug becomes an errored result, not a lost cell
+            error = _trace(exc)
+        else:  # the machine's: recorded as interrupted (it runs again), and the run stops
+            status, error = Status.INTERRUPTED, fault.message
+            raise fault from None
     finally:
         result = _record(
             loop,
@@ -383,7 +425,7 @@ def _record(
         base_image=base,
     )
     append(loop.results, result.to_json())
-    word = "DRIFT" if result.drift else "ok"
+    word = "DRIFT" if result.drift else "ok" if status.final else "runs again next time"
     stage = f" @ {observed.stage.value}" if observed and observed.stage else ""
     loop.console.step("run", f"{cell.id}: {status.value}{stage} ({result.seconds:.1f} s) {word}")
     return result
@@ -394,6 +436,9 @@ def prepare_stacks(plan: Plan, backend: Backend, console: Console) -> list[Targe
     backend cannot run here are said and left out."""
     targets = []
     stacks = [s for s, _ in group(plan)]
+    check_space = getattr(backend, "check_space", None)  # a backend that builds images
+    if check_space is not None:
+        check_space(stacks)
     for i, stack in enumerate(stacks, 1):
         console.line(f"[{i}/{len(stacks)}] {stack.slug}")
         try:

@@ -37,8 +37,8 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(["matrix", "scenarios", "signatures", "render", "events", "advice"], 4),
     **dict.fromkeys(["plan", "select", "diagnose"], 5),  # pure, over the plan and signatures
     "args": 6,  # the command line's shape
-    **dict.fromkeys(["proc", "fs", "journal", "console"], 7),  # the effect choke points
-    **dict.fromkeys(["host", "lock"], 8),  # effects built on proc and fs
+    **dict.fromkeys(["proc", "fs", "console"], 7),  # the effect choke points
+    **dict.fromkeys(["host", "lock", "journal"], 8),  # effects built on proc and fs
     "backends": 9,  # the backend protocol: what the runner is handed
     **dict.fromkeys(["runner", "backends.*", "doctor", "doctor_*", "doctor.*"], 10),
     **dict.fromkeys(["report", "report_*", "report.*"], 10),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import docker
@@ -192,6 +192,10 @@ class DockerBackend:
             downloaded=built.downloaded + downloaded,
             size=built.size,
         )
+
+    def check_space(self, stacks: Sequence[Stack]) -> None:
+        """Room for every image of `stacks` still to be built, before the first build."""
+        self.builder.check_space(stacks)
 
     def run(self, spec: RunSpec, target: Target) -> Finished:
         with self.engine.container(

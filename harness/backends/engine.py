@@ -23,12 +23,13 @@ from typing import Any
 
 import docker
 import requests
+import urllib3
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from docker.models.containers import Container
 
 from harness import proc
 from harness.backends import PrepareFailed
-from harness.errors import HarnessError
+from harness.errors import HarnessError, MachineFault
 from harness.fs import atomic_write
 from harness.model import DockerfilePlan, Finished, Mount
 
@@ -86,8 +87,8 @@ def owner_gone(name: str, host: str) -> bool:
     return not proc.alive(pid) or start_ticks(pid) not in (start, None)
 
 
-class EngineUnreachable(HarnessError):
-    exit_code = 3
+class EngineUnreachable(MachineFault):
+    """No engine at the start of a command, or one that stopped answering during it."""
 
 
 class BuildFailed(PrepareFailed):
@@ -100,9 +101,13 @@ _START_HELP = (
 )
 
 
+def engine_host(env: Mapping[str, str]) -> str:
+    return env.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+
+
 def connect(env: Mapping[str, str]) -> docker.DockerClient:
     """A client for the engine DOCKER_HOST (or the default socket) names; a clear error if none."""
-    host = env.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    host = engine_host(env)
     if host.startswith("unix://") and not Path(host[len("unix://") :]).exists():
         # Checked first: docker-py leaks the socket when connecting to a missing path fails
         # (https://github.com/docker/docker-py/pull/3356), and the plain fact is clearer anyway.
@@ -136,6 +141,53 @@ def _disk_full(text: str) -> bool:
     return "no space left on device" in text.lower()
 
 
+# What a lost engine raises: the socket refused, reset or gone (requests wraps urllib3's
+# errors, but a streamed body, the logs, raises urllib3's own).
+_LOST = (
+    requests.exceptions.ConnectionError,
+    requests.exceptions.ChunkedEncodingError,
+    requests.exceptions.Timeout,
+    urllib3.exceptions.HTTPError,
+)
+LOST_HELP = "start it, then run the same command: finished cells are kept"
+SPACE_HELP = (
+    "free space where Docker keeps images (`docker system df`), then run the same command: "
+    "finished cells are kept"
+)
+
+
+def engine_fault(exc: BaseException, host: str) -> MachineFault | None:
+    """The machine fault an engine call's exception is: the engine unreachable, a 5xx answer
+    (its disk full, say), or None where the engine answered about this request alone."""
+    if isinstance(exc, _LOST):
+        return EngineUnreachable(
+            "the Docker engine stopped answering", detail=f"{host}: {why(exc)}", help=LOST_HELP
+        )
+    if isinstance(exc, APIError) and exc.is_server_error():
+        text = str(exc.explanation or exc)[:300]
+        if _disk_full(text):
+            return MachineFault("the Docker engine's disk is full", detail=text, help=SPACE_HELP)
+        return EngineUnreachable("the Docker engine failed", detail=f"{host}: {text}")
+    return None
+
+
+def why(exc: BaseException) -> str:
+    """The operating system's words inside a wrapped connection error (`Connection refused`,
+    `Remote end closed connection without response`), else the error's own first line."""
+    seen, todo = set(), [exc]
+    while todo:
+        e = todo.pop(0)
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        wrapper = isinstance(e, requests.exceptions.RequestException)  # an OSError, too
+        if isinstance(e, OSError) and not wrapper and (e.strerror or str(e)):
+            return (e.strerror or str(e))[:200]
+        todo += [a for a in e.args if isinstance(a, BaseException)]
+        todo += [x for x in (getattr(e, "reason", None), e.__cause__, e.__context__) if x]
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
 def build_failure(ref: str, plan: DockerfilePlan, done: Finished, log_path: Path) -> HarnessError:
     """The step that failed (the last `+ cmd` line of `set -x`), why, and the log's tail."""
     lines = done.output.rstrip().splitlines()
@@ -148,7 +200,11 @@ def build_failure(ref: str, plan: DockerfilePlan, done: Finished, log_path: Path
     else:
         what = f"failed with exit status {done.exit_code}"
     if _disk_full(done.output):
-        what += ": the disk is full"
+        return MachineFault(
+            f"building {ref} {what}: the disk is full, at step: {step}",
+            detail=f"log: {log_path}",
+            help=f"the full log is in {log_path}; {SPACE_HELP}",
+        )
     return BuildFailed(
         f"building {ref} {what} at step: {step}\n--- last {LOG_TAIL} lines ---\n{tail}",
         help=f"the full log is in {log_path}",
@@ -158,24 +214,39 @@ def build_failure(ref: str, plan: DockerfilePlan, done: Finished, log_path: Path
 class Engine:
     """Images and containers on one Docker engine."""
 
-    def __init__(self, client: docker.DockerClient):
+    def __init__(self, client: docker.DockerClient, host: str = "the engine's socket"):
         self.client = client
+        self.host = host  # as the user gave it (DOCKER_HOST), for messages
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        """An engine call: the engine lost, or a 5xx answer, becomes a MachineFault."""
+        try:
+            yield
+        except Exception as exc:
+            fault = engine_fault(exc, self.host)
+            if fault is None:
+                raise
+            raise fault from None
 
     # ---------------------------------------------------------------- images
 
     def image_id(self, ref: str) -> str | None:
         try:
-            image_id: str | None = self.client.images.get(ref).id
+            with self.answering():
+                image_id: str | None = self.client.images.get(ref).id
         except ImageNotFound:
             return None
         return image_id
 
     def image_labels(self, ref: str) -> dict[str, str]:
-        labels: dict[str, str] = self.client.images.get(ref).labels or {}
+        with self.answering():
+            labels: dict[str, str] = self.client.images.get(ref).labels or {}
         return labels
 
     def image_size(self, ref: str) -> int:
-        size: int = self.client.images.get(ref).attrs["Size"]
+        with self.answering():
+            size: int = self.client.images.get(ref).attrs["Size"]
         return size
 
     def remove_image(self, ref: str) -> None:
@@ -186,9 +257,10 @@ class Engine:
         """`docker import` a root filesystem tarball as `ref`."""
         repo, _, tag = ref.rpartition(":")
         try:
-            self.client.api.import_image_from_file(
-                str(tar), repository=repo, tag=tag, changes=list(changes)
-            )
+            with self.answering():
+                self.client.api.import_image_from_file(
+                    str(tar), repository=repo, tag=tag, changes=list(changes)
+                )
         except APIError as exc:
             raise self._engine_error(f"importing {tar.name} as {ref}", str(exc)) from None
         got = self.image_id(ref)
@@ -223,37 +295,51 @@ class Engine:
         }
         created = None
         try:
-            created = self.client.containers.create(
-                image,
-                list(command),
-                name=name,
-                labels=labels,
-                volumes=volumes,
-                network_mode="bridge" if network else "none",
-                user=user,
-                environment=dict(env or {}),
-                detach=True,
-                log_config=docker.types.LogConfig(type="json-file", config=LOG_OPTIONS),
-                **hardening,
-            )
+            with self.answering():
+                created = self.client.containers.create(
+                    image,
+                    list(command),
+                    name=name,
+                    labels=labels,
+                    volumes=volumes,
+                    network_mode="bridge" if network else "none",
+                    user=user,
+                    environment=dict(env or {}),
+                    detach=True,
+                    log_config=docker.types.LogConfig(type="json-file", config=LOG_OPTIONS),
+                    **hardening,
+                )
             yield created
-        finally:
-            # Interrupted while `create` was in flight, the daemon may still have made it: look
-            # it up by its name rather than trust that nothing exists.
-            with suppress(NotFound):
-                (created or self.client.containers.get(name)).remove(force=True)
+        except BaseException:
+            # The engine may be gone (that is why we are unwinding): what cannot be removed now
+            # the next run's sweep removes, and the error that brought us here is the one raised.
+            with suppress(Exception):
+                self._remove(created, name)
+            raise
+        else:
+            with self.answering():
+                self._remove(created, name)
+
+    def _remove(self, created: Container | None, name: str) -> None:
+        # Interrupted while `create` was in flight, the daemon may still have made it: look it
+        # up by its name rather than trust that nothing exists.
+        with suppress(NotFound):
+            (created or self.client.containers.get(name)).remove(force=True)
 
     def finish(self, container: Container, timeout: float) -> Finished:
-        container.start()
-        try:
-            status = container.wait(timeout=timeout)
-            code: int | None = int(status.get("StatusCode", -1))
-        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-            container.kill()
-            code = None
-        raw = bounded_logs(container)
-        output = raw.decode("utf-8", "replace")
-        container.reload()
+        with self.answering():
+            container.start()
+            try:
+                status = container.wait(timeout=timeout)
+                code: int | None = int(status.get("StatusCode", -1))
+            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                # The probe's time is up (docker-py reports a read timeout on a Unix socket as a
+                # ConnectionError), or the engine is gone: then kill() fails, a MachineFault.
+                container.kill()
+                code = None
+            raw = bounded_logs(container)
+            output = raw.decode("utf-8", "replace")
+            container.reload()
         oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
         return Finished(exit_code=code, output=output, oom_killed=oom)
 
@@ -305,7 +391,8 @@ class Engine:
                 raise build_failure(ref, plan, done, log_path)
             try:
                 repo, _, tag = ref.rpartition(":")
-                image = c.commit(repository=repo, tag=tag, changes=list(plan.changes))
+                with self.answering():
+                    image = c.commit(repository=repo, tag=tag, changes=list(plan.changes))
             except APIError as exc:
                 raise self._engine_error(f"committing {ref}", str(exc)) from None
         image_id = image.id
@@ -315,15 +402,13 @@ class Engine:
 
     def _engine_error(self, doing: str, text: str) -> HarnessError:
         if _disk_full(text):
-            return BuildFailed(
-                f"{doing}: the disk is full ({text.strip()})",
-                help="free space where Docker keeps images (`docker system df`)",
-            )
+            return MachineFault(f"{doing}: the disk is full", detail=text.strip(), help=SPACE_HELP)
         return BuildFailed(f"{doing}: {text.strip()}")
 
     def free_bytes(self) -> tuple[str, int]:
         """Docker's data root and the bytes free there (the engine runs on this machine)."""
-        root = str(self.client.info().get("DockerRootDir", "/var/lib/docker"))
+        with self.answering():
+            root = str(self.client.info().get("DockerRootDir", "/var/lib/docker"))
         try:
             return root, shutil.disk_usage(root).free
         except OSError:  # a remote engine: nothing to measure from here
@@ -332,7 +417,9 @@ class Engine:
     def _ours(self) -> list[tuple[Container, int]]:
         """Containers made on this machine by a harness (any process), with that process's pid."""
         found, host = [], host_id()
-        for c in self.client.containers.list(all=True, filters={"name": "stackmatrix-"}):
+        with self.answering():
+            listed = self.client.containers.list(all=True, filters={"name": "stackmatrix-"})
+        for c in listed:
             m = _NAME.fullmatch(str(c.name))
             if m and m.group(1) == host:
                 found.append((c, int(m.group(2))))
@@ -344,7 +431,7 @@ class Engine:
         removed, host = [], host_id()
         for c, _ in self._ours():
             if owner_gone(str(c.name), host):
-                with suppress(NotFound):
+                with suppress(NotFound), self.answering():
                     c.remove(force=True)
                     removed.append(str(c.name))
         return removed

@@ -21,12 +21,13 @@ from harness.backends.engine import Engine
 from harness.backends.offline import Base, ensure_base, read_recipe
 from harness.compat import Knowledge
 from harness.console import Console, human_bytes
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, MachineFault
 from harness.lock import WheelCache, fetch, read_lock, resolve, write_lock
 from harness.model import CudaImage, ImageJob, ImageSpec, Lock, Mount, Stack
 from harness.render import cuda_base_ref, image_spec, requirements, split_dockerfile
 
 BUILD_TIMEOUT = 3600.0
+SPACE_FACTOR = 3  # bytes a build takes per byte of its wheelhouse (see _check_space)
 
 
 def host_ca(env: Mapping[str, str]) -> Path | None:
@@ -379,15 +380,46 @@ class Builder:
             size=size,
         )
 
-    def _check_space(self, wheel_bytes: int, slug: str) -> None:
+    def check_space(self, stacks: Sequence[Stack]) -> None:
+        """Before the first build of `harness build`: room for every stack that will be built
+        (a locked stack whose image is missing; an unlocked one is counted once resolved)."""
+        need, slugs = 0, []
+        for stack in stacks:
+            lock = read_lock(self.lock_path(stack)) if stack.base != "cuda" else None
+            if lock is not None and not self._stale(stack, lock) and self._missing(stack, lock):
+                need += lock.total_bytes
+                slugs.append(stack.slug)
+        if slugs:
+            self._check_space(need, f"{len(slugs)} stacks ({', '.join(slugs)})")
+
+    def _missing(self, stack: Stack, lock: Lock) -> bool:
+        """Whether the stack's image is still to be built (its base missing: then so is it)."""
+        row = self.kb.offline_base(stack.python)
+        if row is None:
+            return False
+        recipe = read_recipe(self.paths.images / "offline-base", row.os)
+        base_id = self.backend.image_id(recipe.ref)
+        if base_id is None:
+            return True
+        spec = image_spec(
+            stack,
+            kb=self.kb,
+            lock=lock,
+            base_ref=recipe.ref,
+            base_id=base_id,
+            templates=self.templates,
+        )
+        return self.backend.image_id(spec.ref) is None
+
+    def _check_space(self, wheel_bytes: int, what: str) -> None:
         # Installed wheels take about twice their compressed size, and the committed layer
         # holds them again: ask for three times the wheelhouse before starting.
-        need = 3 * wheel_bytes
+        need = SPACE_FACTOR * wheel_bytes
         root, free = self.backend.free_bytes()
         if 0 <= free < need:
-            raise HarnessError(
-                f"not enough disk space to build {slug}: it needs about {human_bytes(need)}, "
-                f"Docker's data root {root} has {human_bytes(free)} free",
+            raise MachineFault(
+                f"not enough disk space to build {what}: it needs about {human_bytes(need)} "
+                f"({need:,} bytes), Docker's data root {root} has {human_bytes(free)} free",
                 help="remove unused images (`docker image prune`, old stackmatrix/stack tags) "
-                "or give Docker more disk",
+                "or give Docker more disk, then run the same command",
             )

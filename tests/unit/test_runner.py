@@ -5,6 +5,7 @@ bugs as results; and the drift rule."""
 from __future__ import annotations
 
 import dataclasses
+import errno
 import io
 import json
 from collections.abc import Mapping
@@ -14,6 +15,7 @@ import pytest
 
 from harness.backends import NotRunnableHere, PrepareFailed, Target
 from harness.console import Console
+from harness.errors import MachineFault
 from harness.journal import append, finished, records, results
 from harness.lock import WheelCache
 from harness.model import (
@@ -321,6 +323,34 @@ def test_an_interrupt_is_recorded_then_propagates(folder: Path, wheels: WheelCac
     assert rec["status"] == "interrupted" and rec["cell"] == cell("a").id
     assert finished(folder) == {}, "an interrupted cell runs again"
     assert dry_run(p, backend, folder) == {cell("a").id: "run", cell("b").id: "run"}
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        MachineFault("the Docker engine stopped answering", detail="unix:///x.sock: refused"),
+        OSError(errno.ENOSPC, "No space left on device", "/cache/extracted/x"),
+        OSError(errno.EROFS, "Read-only file system", "/cache/extracted/x"),
+    ],
+)
+def test_a_machine_fault_stops_the_run_with_the_cell_in_flight_interrupted(
+    folder: Path, wheels: WheelCache, fault: Exception
+) -> None:
+    p = plan(cell("a"), cell("b"), cell("c"))
+    backend = FakeBackend({"a": OK, "b": fault, "c": OK})
+    with pytest.raises(MachineFault) as err:
+        run_plan(p, loop(backend, folder, wheels)[0])
+    assert backend.ran == ["torch/a", "torch/b"], "nothing runs after the machine failed"
+    assert err.value.exit_code == 3 and " after 1 of 3 results" in err.value.message
+    a, b = records(folder)
+    assert (a["status"], b["status"]) == ("passed", "interrupted")
+    assert b["drift"] is False and "Traceback" not in str(b["error"])
+    assert finished(folder) == {cell("a").id: a["key"]}, "the interrupted cell runs again"
+
+
+def test_an_interrupted_result_is_never_drift() -> None:
+    assert not drifted(PASS, Status.INTERRUPTED, None)
+    assert drifted(PASS, Status.ERRORED, None), "errored stays: a harness bug in one cell"
 
 
 def test_a_harness_bug_is_an_errored_result_with_its_traceback(
