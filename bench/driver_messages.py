@@ -38,7 +38,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(ROOT / "bench/results/driver-messages.json"))
     opts = ap.parse_args()
     argv = ["run", "--profile", opts.profile, "--driver", "none"]
-    args = build_parser().parse_args(argv)
+    args = build_parser(cli.COMMANDS).parse_args(argv)
     loaded = cli.load(args, argv)
     assert loaded.drivers is not None, "no driver lock"
     env = os.environ
