@@ -128,12 +128,16 @@ def gate_line(gate):
 def no_device(gate, own_error=None):
     """Without a device: a driver that refused the runtime is the failure (the framework's own
     words first, when it has any); with no driver at all, or one that passed the version gate
-    and then found no device, the GPU stages are skipped."""
+    and then found no device, discovery is done (found none) and the GPU stages skip. Returns
+    the gate record for the stage's details."""
     if gate["libcuda"] is not None and gate.get("code") not in (None, 0, 100):
         raise RuntimeError(f"{own_error}\n{gate_line(gate)}" if own_error else gate_line(gate))
-    if gate["libcuda"] is not None:
-        raise Skip(f"no device (the driver passed the version gate: {gate_line(gate)})", gate)
-    raise Skip("no device", gate)
+    gate["verdict"] = (
+        f"the driver passed the version gate: {gate_line(gate)}"
+        if gate["libcuda"] is not None
+        else "no libcuda.so.1: no driver"
+    )
+    return gate
 
 
 # ---------------------------------------------------------------- cuDNN C API (ctypes)
@@ -264,7 +268,7 @@ def torch_devices(ctx):
                 torch.cuda.init()  # torch's own words for what the driver said
             except Exception as exc:
                 own = str(exc)
-        no_device(gate, own)
+        info["gate"] = no_device(gate, own)
     if ctx["device"]:
         info["names"] = [torch.cuda.get_device_name(i) for i in range(count)]
         info["capability"] = [list(torch.cuda.get_device_capability(i)) for i in range(count)]
@@ -410,7 +414,7 @@ def tf_devices(ctx):
     ctx["device"] = bool(gpus)
     info = {"count": len(gpus), "available": bool(gpus), "names": [g.name for g in gpus]}
     if not gpus:  # TF's own log says only "no device" (cuInit first): ask the runtime it ships
-        no_device(driver_gate())
+        info["gate"] = no_device(driver_gate())
     for g in gpus:
         tf.config.experimental.set_memory_growth(g, True)
     if gpus:
