@@ -166,7 +166,10 @@ def test_reproduce_prints_a_command_that_reproduces(tmp_path: Path) -> None:
 def _report(out: Path, *folders: Path) -> dict[str, object]:
     """The report of some results folders, without what depends on when the cells ran."""
     args = [a for f in folders for a in ("--results", str(f))]
+    # A --cell selection is part of the profile: PARTIAL, exit 3 unless asked for on its own.
     res = harness_cli("report", *args, "--out", str(out))
+    assert res.returncode == 3 and "PARTIAL: 6 of 6 cells" in res.stderr, res.stderr[-3000:]
+    res = harness_cli("report", *args, "--out", str(out), "--allow-partial")
     assert res.returncode == 0, res.stderr[-3000:]
     with (out / "results.csv").open(newline="") as f:
         rows = [
