@@ -16,7 +16,7 @@ import jinja2
 
 from harness.compat import Knowledge
 from harness.errors import ConfigError, HarnessError
-from harness.model import DockerfilePlan, ImageSpec, Lock, Stack, Variant
+from harness.model import CudaImage, DockerfilePlan, ImageSpec, Lock, Stack, Variant
 
 FLAVOURS = ("offline", "cuda")
 IMAGE_REPO = "stackmatrix/stack"
@@ -47,7 +47,7 @@ def requirements(stack: Stack, variant: Variant, package: str) -> tuple[list[str
     return reqs, overrides
 
 
-def _env(templates: Mapping[str, str]) -> jinja2.Environment:
+def template_env(templates: Mapping[str, str]) -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.DictLoader(dict(templates)),
         undefined=jinja2.StrictUndefined,
@@ -85,7 +85,7 @@ def render_files(
         "description": f"{stack.framework} {stack.framework_version}, CUDA {stack.cuda}, "
         f"cuDNN {stack.cudnn}, Python {stack.python}, {flavour} base",
     }
-    env = _env(templates)
+    env = template_env(templates)
     try:
         dockerfile = env.get_template(f"{flavour}.Dockerfile.j2").render(values)
         install = env.get_template("install.sh.j2").render(values)
@@ -205,10 +205,15 @@ def image_spec(
     )
 
 
-def cuda_base_ref(stack: Stack, kb: Knowledge) -> str:
+def cuda_image_of(stack: Stack, kb: Knowledge) -> CudaImage:
+    """The nvidia/cuda tag a cuda-flavour stack is built FROM (the cuDNN its release pins)."""
     release = kb.release(stack.framework, stack.framework_version)
     variant = release.variant(stack.cuda) if release else None
     image = kb.cuda_image(stack.cuda, variant.cudnn if variant else stack.cudnn, stack.python)
     if image is None:
         raise ConfigError(f"{stack.slug}: no nvidia/cuda tag in the compatibility knowledge")
-    return f"nvidia/cuda:{image.tag}"
+    return image
+
+
+def cuda_base_ref(stack: Stack, kb: Knowledge) -> str:
+    return f"nvidia/cuda:{cuda_image_of(stack, kb).tag}"

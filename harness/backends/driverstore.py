@@ -208,7 +208,9 @@ class DriverStore:
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{driver}.", dir=self.root))
         try:
-            debs = self._fetch(entry.packages, tmp)
+            debs = fetch_debs(
+                entry.packages, tmp, archive=self.lock.archive, component=self.lock.component
+            )
             for pkg, deb in zip(entry.packages, debs, strict=True):
                 unpack(deb, pkg.members, tmp)
                 deb.unlink()
@@ -224,9 +226,6 @@ class DriverStore:
             _remove(tmp)
             raise
         return final
-
-    def _fetch(self, packages: Sequence[DebPackage], into: Path) -> list[Path]:
-        return fetch_debs(packages, into, archive=self.lock.archive, component=self.lock.component)
 
 
 def fetch_debs(

@@ -23,8 +23,14 @@ from harness.compat import Knowledge
 from harness.console import Console, human_bytes
 from harness.errors import ConfigError, MachineFault
 from harness.lock import WheelCache, fetch, read_lock, resolve, write_lock
-from harness.model import CudaImage, ImageJob, ImageSpec, Lock, Mount, Stack
-from harness.render import cuda_base_ref, image_spec, requirements, split_dockerfile
+from harness.model import CudaImage, DockerfilePlan, ImageJob, ImageSpec, Lock, Mount, Stack
+from harness.render import (
+    cuda_base_ref,
+    cuda_image_of,
+    image_spec,
+    requirements,
+    split_dockerfile,
+)
 
 BUILD_TIMEOUT = 3600.0
 SPACE_FACTOR = 3  # bytes a build takes per byte of its wheelhouse (see _check_space)
@@ -120,14 +126,7 @@ class Builder:
     # ------------------------------------------------------------ the cuda flavour's stand-in
 
     def cuda_image(self, stack: Stack) -> CudaImage:
-        release = self.kb.release(stack.framework, stack.framework_version)
-        variant = release.variant(stack.cuda) if release else None
-        image = self.kb.cuda_image(
-            stack.cuda, variant.cudnn if variant else stack.cudnn, stack.python
-        )
-        if image is None:
-            raise ConfigError(f"{stack.slug}: no nvidia/cuda tag in the compatibility knowledge")
-        return image
+        return cuda_image_of(stack, self.kb)
 
     def can_stand_in(self, stack: Stack) -> bool:
         """A stand-in for the stack's nvidia/cuda tag can be built here: a base recipe for its
@@ -186,7 +185,7 @@ class Builder:
 
     def _run_commit(
         self,
-        plan: object,
+        plan: DockerfilePlan,
         ref: str,
         files: Sequence[tuple[str, str]],
         dockerfile: str,
@@ -194,6 +193,8 @@ class Builder:
         *,
         network: bool = False,
     ) -> None:
+        """Run + commit with the wheel cache and the Dockerfile's folder (its files) mounted
+        read-only; the log goes to reports/logs/build-<log_name>.log."""
         log = self.paths.logs / f"build-{log_name}.log"
         scratch = self.paths.cache / "tmp"
         scratch.mkdir(parents=True, exist_ok=True)
@@ -201,14 +202,14 @@ class Builder:
             meta = Path(tmp)  # what the RUN steps read
             for name, text in (*files, ("Dockerfile", dockerfile)):
                 (meta / name).write_text(text, encoding="utf-8")
-            meta.chmod(0o755)
+            meta.chmod(0o755)  # the build runs as root, but keep it readable for rootless engines
             shell_env = {}
             ca = host_ca(os.environ) if network else None
             if ca is not None:  # behind a TLS-inspecting proxy pip needs the host's CA bundle
                 shutil.copyfile(ca, meta / "host-ca.crt")
                 shell_env["PIP_CERT"] = "/wheelhouse/meta/host-ca.crt"
             self.backend.commit_build(
-                plan,  # type: ignore[arg-type]
+                plan,
                 ref,
                 log_path=log,
                 timeout=BUILD_TIMEOUT,
@@ -350,24 +351,7 @@ class Builder:
         self.console.step(
             spec.stack.slug, f"building {spec.ref} (downloaded {human_bytes(downloaded)})"
         )
-        log = self.paths.logs / f"build-{spec.stack.slug}.log"
-        scratch = self.paths.cache / "tmp"
-        scratch.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=scratch, prefix="meta-") as tmp:
-            meta = Path(tmp)  # install.sh, requirements.txt: what the RUN step reads
-            for name, text in (*spec.files, ("Dockerfile", spec.dockerfile)):
-                (meta / name).write_text(text, encoding="utf-8")
-            meta.chmod(0o755)  # the build runs as root, but keep it readable for rootless engines
-            self.backend.commit_build(
-                spec.plan,
-                spec.ref,
-                log_path=log,
-                timeout=BUILD_TIMEOUT,
-                mounts=[
-                    Mount(self.wheels.dir, "/wheelhouse/wheels"),
-                    Mount(meta, "/wheelhouse/meta"),
-                ],
-            )
+        self._run_commit(spec.plan, spec.ref, spec.files, spec.dockerfile, spec.stack.slug)
         size = self.backend.image_size(spec.ref)
         seconds = time.monotonic() - t
         self.console.step(spec.stack.slug, f"built in {seconds:.1f} s, {human_bytes(size)}")

@@ -23,7 +23,7 @@ import jinja2
 
 from harness.errors import ConfigError, HarnessError
 from harness.model import CudaImage, DockerfilePlan, Lock
-from harness.render import split_dockerfile
+from harness.render import split_dockerfile, template_env
 
 STANDIN_REPO = "stackmatrix/cuda-standin"
 PYPI = "https://pypi.org/simple"
@@ -77,13 +77,7 @@ def environment(image: CudaImage) -> list[tuple[str, str]]:
 def render(
     image: CudaImage, *, base_ref: str, base_id: str, lock: Lock, templates: Mapping[str, str]
 ) -> StandIn:
-    env = jinja2.Environment(
-        loader=jinja2.DictLoader(dict(templates)),
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    env.filters["dq"] = lambda s: '"' + str(s).replace("\\", "\\\\").replace('"', '\\"') + '"'
+    env = template_env(templates)  # the stack templates' environment: `dq` quotes as JSON
     values = {
         "tag": image.tag,
         "os": image.os,

@@ -67,16 +67,6 @@ def reproduce_command(cell: str, backend: str = "docker") -> str:
     return shell("nox", "-s", "reproduce", "--", cell, *local)
 
 
-def driver_of(thing: object, default: str = "") -> str:
-    """The driver a cell is evaluated for, where the cell or result carries one (none, stub, or a
-    version); else `default` (the plan's). Read generically: the driver axis adds the field."""
-    value = getattr(thing, "driver", None)
-    if value is None:
-        return default
-    text = value.to_json() if hasattr(value, "to_json") else value
-    return str(text or "none")
-
-
 # ---------------------------------------------------------------- results and plans -> rows
 
 _TEXT = (
