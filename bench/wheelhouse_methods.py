@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.backends.engine import Engine, connect  # noqa: E402
-from harness.model import Mount  # noqa: E402
 from harness.backends.offline import ensure_base, read_recipe  # noqa: E402
-from harness.lock import WheelCache, cache_root, fetch, read_lock  # noqa: E402
-from harness.model import Stack  # noqa: E402
+from harness.fetcher import fetch  # noqa: E402
+from harness.lock import WheelCache, cache_root, read_lock  # noqa: E402
+from harness.model import Mount, Stack  # noqa: E402
 from harness.render import read_templates, render_files, split_dockerfile  # noqa: E402
 
 MULTI = """FROM {base} AS install

@@ -1,13 +1,21 @@
 """Progress for people: one line per step on stderr, sizes and seconds; on GitHub Actions
 (`ci=True`) log groups and error annotations, as workflow commands
-(https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands)."""
+(https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands).
+
+A long step (a download, a build, a base) is an `activity`: on a terminal one status line
+rewritten in place every second (bytes, rate, ETA or phase and elapsed time); elsewhere (a CI log,
+a file) a plain line at least every 10 s, so a service that kills a silent job never sees one.
+Nothing here writes colour; NO_COLOR and TERM=dumb are honoured by never needing them."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import TextIO
 
 # Workflow-command escaping: a message may hold %, CR and LF; a property also : and ,.
@@ -37,13 +45,92 @@ def command_property(text: str) -> str:
     return _CONTROL.sub("", text).translate(_PROPERTY)
 
 
+HEARTBEAT = 10.0  # seconds between progress lines where the status line cannot be rewritten
+TTY_TICK = 1.0
+
+
+def human_seconds(s: float) -> str:
+    s = max(0, round(s))
+    return f"{s // 60} min {s % 60:02d} s" if s >= 60 else f"{s} s"
+
+
+def is_terminal(stream: TextIO, env: Mapping[str, str]) -> bool:
+    """A terminal whose line can be rewritten in place (not a file, a pipe, CI or TERM=dumb)."""
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+    return tty and env.get("TERM") != "dumb" and not on_github(env)
+
+
 class Console:
     def __init__(self, stream: TextIO | None = None, *, ci: bool = False):
         self.stream = stream or sys.stderr
         self.ci = ci
+        self.tty = is_terminal(self.stream, os.environ)
+        self._lock = threading.Lock()
+        self._status = ""  # the status line on a terminal, if one is shown
+        self._slots: dict[int, str] = {}  # running activities' states, by activity
 
     def line(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
+        with self._lock:
+            if self._status:  # clear the status line, print, then draw it again below
+                self.stream.write("\r\x1b[2K")
+            print(text, file=self.stream, flush=True)
+            if self._status:
+                self.stream.write(self._status)
+                self.stream.flush()
+
+    def _draw(self) -> None:
+        """The status line: every running activity's state, side by side."""
+        width = 200
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            width = os.get_terminal_size(self.stream.fileno()).columns - 1
+        self._status = _CONTROL.sub("", " | ".join(self._slots.values()))[:width]
+        self.stream.write("\r\x1b[2K" + self._status)
+        self.stream.flush()
+
+    def _show(self, key: int, text: str) -> None:
+        with self._lock:
+            self._slots[key] = text
+            self._draw()
+
+    def _clear(self, key: int) -> None:
+        with self._lock:
+            self._slots.pop(key, None)
+            self._draw()
+
+    @contextlib.contextmanager
+    def activity(
+        self, prefix: str, what: str, detail: Callable[[], str] | None = None
+    ) -> Iterator[None]:
+        """A long step: its state (`detail()`, else the elapsed time) shown while it runs, on a
+        terminal as a status line, elsewhere as a line every HEARTBEAT seconds."""
+        start = time.monotonic()
+        stop = threading.Event()
+
+        def text() -> str:
+            extra = detail() if detail is not None else ""
+            elapsed = human_seconds(time.monotonic() - start)
+            return f"[{prefix}] {what}: {extra + ', ' if extra else ''}{elapsed}"
+
+        def beat() -> None:
+            every = TTY_TICK if self.tty else HEARTBEAT
+            while not stop.wait(every):
+                if self.tty:
+                    self._show(id(stop), text())
+                else:
+                    self.line(text())
+
+        thread = threading.Thread(target=beat, name=f"progress-{prefix}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+            if self.tty:
+                self._clear(id(stop))
 
     def step(self, prefix: str, text: str) -> None:
         self.line(f"[{prefix}] {text}")

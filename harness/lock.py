@@ -131,7 +131,7 @@ class WheelCache:
             return {}
         return memo
 
-    def _remember(self, filename: str, entry: list[int | str]) -> None:
+    def remember(self, filename: str, entry: list[int | str]) -> None:
         """Add one entry to the memo on disk, keeping what other processes wrote since we read
         it: re-read under the lock, merge, write atomically."""
         with self.holding("memo", MEMO_WAIT, "writing the sha256 memo"):
@@ -150,7 +150,7 @@ class WheelCache:
         with path.open("rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 h.update(block)
-        self._remember(filename, [st.st_size, st.st_mtime_ns, h.hexdigest()])
+        self.remember(filename, [st.st_size, st.st_mtime_ns, h.hexdigest()])
         return h.hexdigest()
 
     def locked(self, filename: str) -> LockedWheel:
@@ -262,19 +262,8 @@ def resolve(
     return lock, new_bytes
 
 
-def fetch(lock: Lock, cache: WheelCache) -> int:
-    """Make sure every locked wheel is in the cache with its hash; the bytes downloaded."""
-    missing = [w for w in lock.wheels if not (cache.dir / w.filename).exists()]
-    new_bytes = 0
-    if missing:
-        pins = [f"{w.name}=={w.version}" for w in missing]
-        _, new_bytes = _pip_download(
-            ["--no-deps", *pins],
-            index=lock.index,
-            python=lock.python,
-            plats=lock.platforms,
-            cache=cache,
-        )
+def check_cached(lock: Lock, cache: WheelCache) -> None:
+    """Every locked wheel is in the cache with the lock's sha256."""
     for w in lock.wheels:
         got = cache.sha256(w.filename)
         if got != w.sha256:
@@ -283,7 +272,6 @@ def fetch(lock: Lock, cache: WheelCache) -> int:
                 f"{w.sha256[:16]}…",
                 help=f"delete {cache.dir / w.filename} and build again (it will be fetched anew)",
             )
-    return new_bytes
 
 
 def read_lock(path: Path, slug: str | None = None) -> Lock | None:

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from harness.backends import Backend, NotRunnableHere, PrepareFailed, Target
-from harness.console import Console
+from harness.console import Console, human_seconds
 from harness.drivers import driver_op
 from harness.errors import HarnessError, MachineFault
 from harness.events import parse
@@ -254,6 +254,32 @@ def drifted(expected: Expectation, status: Status, observed: Observed | None) ->
 # ---------------------------------------------------------------- the loop
 
 
+@dataclass(slots=True)
+class Count:
+    """Where a run is, for its lines: `[i/N]` over the plan's cells, and an ETA from the cells
+    run so far (image builds not counted)."""
+
+    total: int = 0
+    to_run: int = 0  # cells still to run in this process
+    seen: int = 0
+    ran: int = 0
+    seconds: float = 0.0
+
+    def tick(self, seconds: float | None = None) -> str:
+        """The prefix of the next cell's line; `seconds`: it ran (and took that long)."""
+        self.seen += 1
+        if seconds is not None:
+            self.ran += 1
+            self.to_run = max(0, self.to_run - 1)
+            self.seconds += seconds
+        return f"run {self.seen}/{self.total}" if self.total else "run"
+
+    def eta(self) -> str:
+        if not self.ran or not self.to_run:
+            return ""
+        return f", ETA {human_seconds(self.seconds / self.ran * self.to_run)}"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Loop:
     """What every cell of one run shares."""
@@ -268,6 +294,7 @@ class Loop:
     machine: Machine = field(default_factory=Machine)
     force: bool = False
     keep: Callable[[ProbeRun], None] | None = None  # sees each probe run (reproduce prints it)
+    count: Count = field(default_factory=Count)
 
 
 @dataclass(slots=True)
@@ -291,45 +318,73 @@ def run_plan(plan: Plan, loop: Loop) -> tuple[list[RunResult], int]:
         _run_stacks(plan, loop, tally)
     except MachineFault as fault:
         raise fault.after(tally.done, len(plan.cells)) from None
+    finally:
+        _close(loop.backend)
     return tally.results, tally.hits
+
+
+def _prefetch(backend: Backend, stacks: Sequence[Stack]) -> None:
+    """A backend that downloads (Docker's wheel fetcher) starts on every stack it will build,
+    so the next stack's wheels arrive while this one builds."""
+    prefetch = getattr(backend, "prefetch", None)
+    if prefetch is not None:
+        prefetch(stacks)
+
+
+def _close(backend: Backend) -> None:
+    close = getattr(backend, "close", None)
+    if close is not None:
+        close()
 
 
 def _run_stacks(plan: Plan, loop: Loop, tally: Tally) -> None:
     done = {} if loop.force else finished(loop.results)
     out = tally.results
     driver, digest = plan.driver.to_json(), loop.catalog.digest
-    for stack, cells in group(plan):
-        part = replace(plan, cells=cells)
-        todo = work(part, loop.scenarios, loop.backend.identity, done, catalog=digest)
-        tally.hits += sum(w.action == "cached" for w in todo)
-        for w in todo:
+    stacks = group(plan)
+    todos = [
+        work(
+            replace(plan, cells=cells), loop.scenarios, loop.backend.identity, done, catalog=digest
+        )
+        for _, cells in stacks
+    ]
+    count = loop.count
+    count.total = len(plan.cells)
+    runs = [[w for w in t if w.action == "run"] for t in todos]
+    count.to_run = sum(len(r) for r in runs)
+    _prefetch(loop.backend, [s for (s, _), r in zip(stacks, runs, strict=True) if r])
+    for (stack, _), every, todo in zip(stacks, todos, runs, strict=True):
+        tally.hits += sum(w.action == "cached" for w in every)
+        for w in every:
             if w.action == "cached":
-                loop.console.step("run", f"{w.cell.id}: cache hit")
+                loop.console.step(count.tick(), f"{w.cell.id}: cache hit")
             elif w.action != "run":
-                loop.console.step("run", f"{w.cell.id}: {w.action}")
-        todo = [w for w in todo if w.action == "run"]
+                loop.console.step(count.tick(), f"{w.cell.id}: {w.action}")
         if not todo:
             continue
-        try:
-            target = loop.backend.prepare(stack)
-        except (PrepareFailed, LockError) as exc:  # this stack's failure is data
-            out += [_errored(loop, w, stack, exc.render()) for w in todo]
-            continue
-        except HarnessError:  # the machine's (no engine, say): every stack would fail
-            raise
-        except Exception as exc:  # a harness bug: this stack's cells are errored, not lost
-            fault = machine_fault(exc)
-            if fault is not None:
-                raise fault from None
-            out += [_errored(loop, w, stack, _trace(exc)) for w in todo]
-            continue
-        loop.console.step(loop.backend.name, f"{stack.slug}: {target.status} {target.ref}")
-        for w in todo:
-            key = cell_key(w.cell, target.identity, w.ops, driver, digest)
-            if done.get(w.cell.id) == key:  # known only now that the stack is prepared
-                tally.hits += 1
+        with loop.console.group(stack.slug):
+            try:
+                target = loop.backend.prepare(stack)
+            except (PrepareFailed, LockError) as exc:  # this stack's failure is data
+                out += [_errored(loop, w, stack, exc.render()) for w in todo]
                 continue
-            out.append(_run_cell(loop, w, key, target, gpu=plan.driver.version is not None))
+            except HarnessError:  # the machine's (no engine, say): every stack would fail
+                raise
+            except Exception as exc:  # a harness bug: this stack's cells are errored, not lost
+                fault = machine_fault(exc)
+                if fault is not None:
+                    raise fault from None
+                out += [_errored(loop, w, stack, _trace(exc)) for w in todo]
+                continue
+            loop.console.step(loop.backend.name, f"{stack.slug}: {target.status} {target.ref}")
+            for w in todo:
+                key = cell_key(w.cell, target.identity, w.ops, driver, digest)
+                if done.get(w.cell.id) == key:  # known only now that the stack is prepared
+                    tally.hits += 1
+                    count.to_run -= 1
+                    loop.console.step(count.tick(), f"{w.cell.id}: cache hit")
+                    continue
+                out.append(_run_cell(loop, w, key, target, gpu=plan.driver.version is not None))
 
 
 def machine_fault(exc: BaseException) -> MachineFault | None:
@@ -427,7 +482,11 @@ def _record(
     append(loop.results, result.to_json())
     word = "DRIFT" if result.drift else "ok" if status.final else "runs again next time"
     stage = f" @ {observed.stage.value}" if observed and observed.stage else ""
-    loop.console.step("run", f"{cell.id}: {status.value}{stage} ({result.seconds:.1f} s) {word}")
+    count = loop.count
+    loop.console.step(
+        count.tick(result.seconds),
+        f"{cell.id}: {status.value}{stage} ({result.seconds:.1f} s) {word}{count.eta()}",
+    )
     return result
 
 
@@ -439,10 +498,15 @@ def prepare_stacks(plan: Plan, backend: Backend, console: Console) -> list[Targe
     check_space = getattr(backend, "check_space", None)  # a backend that builds images
     if check_space is not None:
         check_space(stacks)
-    for i, stack in enumerate(stacks, 1):
-        console.line(f"[{i}/{len(stacks)}] {stack.slug}")
-        try:
-            targets.append(backend.prepare(stack))
-        except NotRunnableHere as exc:
-            console.step(stack.slug, exc.message)
+    try:
+        _prefetch(backend, stacks)
+        for i, stack in enumerate(stacks, 1):
+            console.line(f"[{i}/{len(stacks)}] {stack.slug}")
+            try:
+                with console.group(stack.slug):
+                    targets.append(backend.prepare(stack))
+            except NotRunnableHere as exc:
+                console.step(stack.slug, exc.message)
+    finally:
+        _close(backend)
     return targets

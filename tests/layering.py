@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(["proc", "fs", "console"], 7),  # the effect choke points
     **dict.fromkeys(["host", "lock", "journal"], 8),  # effects built on proc and fs
     "backends": 9,  # the backend protocol: what the runner is handed
+    "fetcher": 9,  # locked wheels into the cache (over lock and console)
     **dict.fromkeys(["runner", "backends.*", "doctor", "doctor_*", "doctor.*"], 10),
     **dict.fromkeys(["report", "report_*", "report.*"], 10),
     "cli": 11,

@@ -197,6 +197,14 @@ class DockerBackend:
         """Room for every image of `stacks` still to be built, before the first build."""
         self.builder.check_space(stacks)
 
+    def prefetch(self, stacks: Sequence[Stack]) -> None:
+        """Start downloading the wheels of every stack that will be built, in order."""
+        self.builder.prefetch(stacks)
+
+    def close(self) -> None:
+        """Stop downloads still running (an interrupted or finished run)."""
+        self.builder.close()
+
     def run(self, spec: RunSpec, target: Target) -> Finished:
         with self.engine.container(
             target.ref,

@@ -15,9 +15,11 @@ import re
 import shlex
 import shutil
 import socket
+import threading
+import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -239,6 +241,25 @@ class Engine:
             return None
         return image_id
 
+    def registry_has(self, ref: str) -> bool:
+        """`ref` is on this engine, or a registry answers for it (asked without pulling; a
+        registry that cannot be reached is a plain no, not a fault of the engine)."""
+        if self.image_id(ref) is not None:
+            return True
+        try:
+            self.client.api.inspect_distribution(ref)  # type: ignore[no-untyped-call]
+        except (APIError, requests.exceptions.RequestException):
+            return False
+        return True
+
+    def pull(self, ref: str) -> None:
+        repo, _, tag = ref.rpartition(":")
+        try:
+            with self.answering():
+                self.client.images.pull(repo, tag=tag)
+        except APIError as exc:
+            raise self._engine_error(f"pulling {ref}", str(exc)) from None
+
     def image_labels(self, ref: str) -> dict[str, str]:
         with self.answering():
             labels: dict[str, str] = self.client.images.get(ref).labels or {}
@@ -326,9 +347,19 @@ class Engine:
         with suppress(NotFound):
             (created or self.client.containers.get(name)).remove(force=True)
 
-    def finish(self, container: Container, timeout: float) -> Finished:
+    def finish(
+        self, container: Container, timeout: float, *, log_path: Path | None = None
+    ) -> Finished:
+        """Start, wait, collect. With `log_path`, the output is also written there as it comes
+        (at most LOG_FILE_CAP bytes), so `tail -f` follows a build."""
+        follower = None
         with self.answering():
             container.start()
+            if log_path is not None:
+                follower = threading.Thread(
+                    target=_follow, args=(container, log_path), name="build-log", daemon=True
+                )
+                follower.start()
             try:
                 status = container.wait(timeout=timeout)
                 code: int | None = int(status.get("StatusCode", -1))
@@ -337,6 +368,8 @@ class Engine:
                 # ConnectionError), or the engine is gone: then kill() fails, a MachineFault.
                 container.kill()
                 code = None
+            if follower is not None:
+                follower.join(timeout=30)
             raw = bounded_logs(container)
             output = raw.decode("utf-8", "replace")
             container.reload()
@@ -366,16 +399,20 @@ class Engine:
         timeout: float,
         network: bool = False,
         shell_env: Mapping[str, str] | None = None,
+        activity: Callable[[str], AbstractContextManager[None]] | None = None,
+        phases: dict[str, float] | None = None,
     ) -> str:
         """Execute a rendered Dockerfile as run + commit: its RUN steps in one container with the
         given read-only mounts (and no network unless asked), then `commit` with its other
-        instructions."""
+        instructions. The log streams to `log_path` as the steps print; `activity(phase)` shows
+        each phase while it runs; `phases` gets each one's seconds (install, commit)."""
         script = " && ".join(f"( {r} )" for r in plan.runs) or "true"
         # Exported by the build's shell only: never part of the committed image's config.
         exports = "".join(
             f"export {k}={shlex.quote(v)}; " for k, v in sorted((shell_env or {}).items())
         )
         script = exports + script
+        step = activity or _quiet
         with self.container(
             plan.base,
             ["sh", "-c", f"set -x; {script}"],
@@ -385,16 +422,24 @@ class Engine:
             user="0",
             **BUILD_LIMITS,
         ) as c:
-            done = self.finish(c, timeout)
-            atomic_write(log_path, done.output)
+            t = time.monotonic()
+            with step("install (RUN steps)"):
+                done = self.finish(c, timeout, log_path=log_path)
+            if not log_path.is_file():  # the copy could not be written as it came
+                atomic_write(log_path, done.output)
+            if phases is not None:
+                phases["install"] = time.monotonic() - t
             if done.exit_code != 0:
                 raise build_failure(ref, plan, done, log_path)
+            t = time.monotonic()
             try:
                 repo, _, tag = ref.rpartition(":")
-                with self.answering():
+                with self.answering(), step("commit (the layer written)"):
                     image = c.commit(repository=repo, tag=tag, changes=list(plan.changes))
             except APIError as exc:
                 raise self._engine_error(f"committing {ref}", str(exc)) from None
+            if phases is not None:
+                phases["commit"] = time.monotonic() - t
         image_id = image.id
         if image_id is None:
             raise BuildFailed(f"committing {ref} gave no image id")
@@ -444,6 +489,28 @@ class Engine:
             for c, pid in self._ours()
             if (pid == owner if owner is not None else owner_gone(str(c.name), host_id()))
         ]
+
+
+LOG_FILE_CAP = 64 << 20  # a build log longer than this is cut (its end is in the error)
+
+
+@contextmanager
+def _quiet(phase: str) -> Iterator[None]:
+    yield
+
+
+def _follow(container: Container, log_path: Path) -> None:
+    """Write a running container's output to log_path as it comes (a failure to write stops
+    the copy, never the build: the error carries the log's tail either way)."""
+    written = 0
+    with suppress(Exception), log_path.open("wb") as out:
+        for chunk in container.logs(stdout=True, stderr=True, stream=True, follow=True):
+            if written + len(chunk) > LOG_FILE_CAP:
+                out.write(b"\n[... the rest is cut: see the error's tail ...]\n")
+                break
+            out.write(chunk)
+            out.flush()
+            written += len(chunk)
 
 
 def bounded_logs(container: Container) -> bytes:

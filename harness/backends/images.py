@@ -13,7 +13,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.backends import standin
@@ -22,7 +22,8 @@ from harness.backends.offline import Base, ensure_base, read_recipe
 from harness.compat import Knowledge
 from harness.console import Console, human_bytes
 from harness.errors import ConfigError, MachineFault
-from harness.lock import WheelCache, fetch, read_lock, resolve, write_lock
+from harness.fetcher import Fetcher, host_ca
+from harness.lock import WheelCache, check_cached, read_lock, resolve, write_lock
 from harness.model import CudaImage, DockerfilePlan, ImageJob, ImageSpec, Lock, Mount, Stack
 from harness.render import (
     cuda_base_ref,
@@ -34,16 +35,6 @@ from harness.render import (
 
 BUILD_TIMEOUT = 3600.0
 SPACE_FACTOR = 3  # bytes a build takes per byte of its wheelhouse (see _check_space)
-
-
-def host_ca(env: Mapping[str, str]) -> Path | None:
-    """The CA bundle this host's pip is told to use (PIP_CERT, REQUESTS_CA_BUNDLE,
-    SSL_CERT_FILE), if it names a file."""
-    for key in ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE"):
-        value = env.get(key)
-        if value and Path(value).is_file():
-            return Path(value)
-    return None
 
 
 def image_python(base: Base) -> str:
@@ -66,6 +57,7 @@ class BuildResult:
     seconds: float
     downloaded: int  # bytes fetched for this stack
     size: int  # image size, bytes (0 when not built here)
+    phases: Mapping[str, float] = field(default_factory=dict)  # download, install, commit: s
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -75,6 +67,7 @@ class BuildResult:
             "seconds": round(self.seconds, 3),
             "downloaded": self.downloaded,
             "size": self.size,
+            "phases": {k: round(v, 3) for k, v in self.phases.items()},
         }
 
 
@@ -95,6 +88,34 @@ class Builder:
         self._bases: dict[str, Base] = {}
         self._relocked: set[str] = set()
         self._standins: dict[str, str] = {}  # stand-in ref -> image id, built or found
+        self._fetcher: Fetcher | None = None
+
+    @property
+    def fetcher(self) -> Fetcher:
+        """Downloads into the wheel cache, shared by every stack of this run (started on first
+        use, stopped by `close`)."""
+        if self._fetcher is None:
+            self._fetcher = Fetcher(self.wheels, self.console)
+        return self._fetcher
+
+    def fetch(self, lock: Lock, what: str) -> int:
+        """The lock's wheels in the cache, hash-checked: bytes downloaded for them now."""
+        got = self.fetcher.wait(lock.wheels, lock.index, what)
+        check_cached(lock, self.wheels)
+        return got
+
+    def prefetch(self, stacks: Sequence[Stack]) -> None:
+        """Queue the wheels of every stack that will be built, in order: the next stack's
+        download overlaps this one's build."""
+        for stack in stacks:
+            lock = read_lock(self.lock_path(stack)) if stack.base != "cuda" else None
+            if lock is not None and not self._stale(stack, lock) and self._missing(stack, lock):
+                self.fetcher.want(lock.wheels, lock.index)
+
+    def close(self) -> None:
+        if self._fetcher is not None:
+            self._fetcher.close()
+            self._fetcher = None
 
     @property
     def backend(self) -> Engine:
@@ -112,8 +133,9 @@ class Builder:
             t = time.monotonic()
             recipe = read_recipe(self.paths.images / "offline-base", os_id)
             base, built = ensure_base(
-                recipe, self.backend, self.paths.cache / "tmp", self.paths.cache
-            )
+                recipe, self.backend, self.paths.cache / "tmp", self.paths.cache,
+                console=self.console, logs=self.paths.logs,
+            )  # fmt: skip
             word = "built" if built else "cache hit"
             self.console.step(
                 "base",
@@ -172,9 +194,12 @@ class Builder:
             return spec
         t = time.monotonic()
         self._check_space(lock.total_bytes, spec.ref)
-        fetch(lock, self.wheels)
+        self.fetch(lock, f"the stand-in's {len(lock.wheels)} wheels")
         self.console.step(f"nvidia/cuda:{image.tag}", f"building the stand-in {spec.ref}")
-        self._run_commit(spec.plan, spec.ref, spec.files, spec.dockerfile, f"standin-{image.tag}")
+        self._run_commit(
+            spec.plan, spec.ref, spec.files, spec.dockerfile, f"standin-{image.tag}",
+            who=f"nvidia/cuda:{image.tag}",
+        )  # fmt: skip
         self.console.step(
             f"nvidia/cuda:{image.tag}",
             f"stand-in built in {time.monotonic() - t:.1f} s, "
@@ -192,10 +217,16 @@ class Builder:
         log_name: str,
         *,
         network: bool = False,
-    ) -> None:
+        who: str = "",
+    ) -> dict[str, float]:
         """Run + commit with the wheel cache and the Dockerfile's folder (its files) mounted
-        read-only; the log goes to reports/logs/build-<log_name>.log."""
+        read-only; the log streams to reports/logs/build-<log_name>.log (its path said first).
+        The seconds of each phase (install, commit)."""
         log = self.paths.logs / f"build-{log_name}.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        who = who or log_name
+        self.console.step(who, f"build log: {log}")
+        phases: dict[str, float] = {}
         scratch = self.paths.cache / "tmp"
         scratch.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=scratch, prefix="meta-") as tmp:
@@ -219,7 +250,10 @@ class Builder:
                 ],
                 network=network,
                 shell_env=shell_env,
+                activity=lambda phase: self.console.activity(who, phase),
+                phases=phases,
             )
+        return phases
 
     def render(self, stack: Stack) -> ImageSpec:
         """The stack's image from files alone (`harness render`): its lock as it is (none: the
@@ -336,32 +370,35 @@ class Builder:
             )
         if spec.flavour == "cuda":  # FROM the stand-in; its RUN steps need apt and the index
             self.console.step(spec.stack.slug, f"building {spec.ref} FROM {spec.plan.base}")
-            self._run_commit(
+            phases = self._run_commit(
                 spec.plan, spec.ref, spec.files, spec.dockerfile, spec.stack.slug, network=True
             )
             size = self.backend.image_size(spec.ref)
             return BuildResult(
                 slug=spec.stack.slug, ref=spec.ref, status="built",
-                seconds=time.monotonic() - t, downloaded=0, size=size,
+                seconds=time.monotonic() - t, downloaded=0, size=size, phases=phases,
             )  # fmt: skip
         assert spec.lock is not None
         self._check_space(spec.lock.total_bytes, spec.stack.slug)
-        self.console.step(spec.stack.slug, f"fetching {len(spec.lock.wheels)} locked wheels")
-        downloaded = fetch(spec.lock, self.wheels)
-        self.console.step(
-            spec.stack.slug, f"building {spec.ref} (downloaded {human_bytes(downloaded)})"
-        )
-        self._run_commit(spec.plan, spec.ref, spec.files, spec.dockerfile, spec.stack.slug)
+        slug = spec.stack.slug
+        self.console.step(slug, f"fetching {len(spec.lock.wheels)} locked wheels")
+        downloaded = self.fetch(spec.lock, f"{slug}'s {len(spec.lock.wheels)} wheels")
+        waited = time.monotonic() - t
+        self.console.step(slug, f"building {spec.ref} (downloaded {human_bytes(downloaded)})")
+        phases = {"download": waited}
+        phases.update(self._run_commit(spec.plan, spec.ref, spec.files, spec.dockerfile, slug))
         size = self.backend.image_size(spec.ref)
         seconds = time.monotonic() - t
-        self.console.step(spec.stack.slug, f"built in {seconds:.1f} s, {human_bytes(size)}")
+        said = ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())
+        self.console.step(slug, f"built in {seconds:.1f} s ({said}), {human_bytes(size)}")
         return BuildResult(
-            slug=spec.stack.slug,
+            slug=slug,
             ref=spec.ref,
             status="built",
             seconds=seconds,
             downloaded=downloaded,
             size=size,
+            phases=phases,
         )
 
     def check_space(self, stacks: Sequence[Stack]) -> None:

@@ -64,7 +64,8 @@ from harness.backends.venv import (
     remove_tree,
     venv_key,
 )
-from harness.lock import WheelCache, fetch, host_lock, read_lock
+from harness.fetcher import fetch
+from harness.lock import WheelCache, host_lock, read_lock
 from harness.model import Finished, Lock, ProcResult, RunSpec, Stack, major_minor
 
 LOG_CAP = 4 * 1024 * 1024  # as DockerBackend: keep the end of a longer output

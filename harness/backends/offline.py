@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import tarfile
 import tempfile
@@ -19,12 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from harness import proc
+from harness.backends.basesource import Source, choose, install, read_facts, registry_image
 from harness.backends.driverstore import debian_files
 from harness.backends.engine import BuildFailed, Engine
+from harness.console import Console
 from harness.drivers import DebPackage, parse_deb
 from harness.errors import ConfigError, HarnessError
 from harness.loader import read_yaml
-from harness.model import Where
+from harness.model import DockerfilePlan, Where
 
 BASE_REPO = "stackmatrix/base"
 DEBIAN = "http://deb.debian.org/debian"  # where a recipe's keyring package comes from
@@ -137,19 +140,80 @@ def _labels(image_labels: Mapping[str, str], ref: str) -> tuple[str, str]:
         ) from None
 
 
+def _changes(recipe: Recipe, facts: Mapping[str, str], source: str) -> list[str]:
+    return [
+        f'LABEL stackmatrix.base.python="{facts["python"]}" '
+        f'stackmatrix.base.glibc="{facts["glibc"]}" '
+        f'stackmatrix.base.recipe.sha256="{recipe.digest}" '
+        f'stackmatrix.base.source="{source}" '
+        f'org.opencontainers.image.title="stackmatrix offline base {recipe.os}"',
+        "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        'CMD ["python3"]',
+    ]
+
+
 def ensure_base(
-    recipe: Recipe, backend: Engine, scratch: Path, cache: Path | None = None
+    recipe: Recipe,
+    backend: Engine,
+    scratch: Path,
+    cache: Path | None = None,
+    *,
+    console: Console | None = None,
+    logs: Path | None = None,
 ) -> tuple[Base, bool]:
-    """The base image for `recipe`, built if missing; True when it was built now."""
+    """The base image for `recipe`, built if missing; True when it was built now. Where it
+    comes from (a registry, mmdebstrap, mmdebstrap installed first) is chosen and said."""
     image_id = backend.image_id(recipe.ref)
     if image_id is not None:
         python, glibc = _labels(backend.image_labels(recipe.ref), recipe.ref)
         return Base(ref=recipe.ref, image_id=image_id, python=python, glibc=glibc), False
-    if shutil.which("mmdebstrap") is None:
-        raise HarnessError(
-            "mmdebstrap is not installed: it builds the offline base",
-            help="apt-get install mmdebstrap (Debian/Ubuntu)",
+    console = console or Console()
+    image = registry_image(recipe.os, recipe.suite)
+    choice = choose(read_facts(image, backend.registry_has(image), os.environ))
+    console.line(choice.line)
+    if choice.source is Source.REGISTRY:
+        return _from_registry(recipe, image, backend, console, logs or scratch), True
+    if choice.source is Source.INSTALL:
+        install(choice.install, console)
+    with console.activity("base", f"mmdebstrap {recipe.suite} for {recipe.ref}"):
+        return _from_mmdebstrap(recipe, backend, scratch, cache), True
+
+
+def _from_registry(
+    recipe: Recipe, image: str, backend: Engine, console: Console, logs: Path
+) -> Base:
+    """The recipe's packages added to a registry image with apt; its facts measured inside."""
+    if backend.image_id(image) is None:
+        with console.activity("base", f"pulling {image}"):
+            backend.pull(image)
+    tmp = f"{recipe.ref}-unlabelled"
+    script = (
+        "export DEBIAN_FRONTEND=noninteractive && apt-get update -qq && "
+        f"apt-get install -y -qq --no-install-recommends {' '.join(recipe.include)} && "
+        f'python3 -c "{_PROBE}" > /{FACTS} && rm -rf /var/lib/apt/lists/* /var/cache/apt/*'
+    )
+    plan = DockerfilePlan(base=image, runs=(script,), changes=())
+    log = logs / f"base-{recipe.os}.log"
+    backend.commit_build(
+        plan, tmp, mounts=[], log_path=log, timeout=BUILD_TIMEOUT, network=True,
+        activity=lambda phase: console.activity("base", f"{image}: {phase}"),
+    )  # fmt: skip
+    try:
+        done = backend.run(tmp, ["cat", f"/{FACTS}"], timeout=60)
+        try:
+            facts = json.loads(done.output.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise BuildFailed(f"{tmp} has no readable /{FACTS}: see {log}") from None
+        final = DockerfilePlan(base=tmp, runs=(), changes=tuple(_changes(recipe, facts, image)))
+        image_id = backend.commit_build(
+            final, recipe.ref, mounts=[], log_path=log.with_suffix(".label.log"), timeout=120
         )
+    finally:
+        backend.remove_image(tmp)
+    return Base(ref=recipe.ref, image_id=image_id, python=facts["python"], glibc=facts["glibc"])
+
+
+def _from_mmdebstrap(recipe: Recipe, backend: Engine, scratch: Path, cache: Path | None) -> Base:
     scratch.mkdir(parents=True, exist_ok=True)
     with (
         tempfile.TemporaryDirectory(dir=scratch, prefix="base-") as tmp,
@@ -175,14 +239,5 @@ def ensure_base(
                 help="is the Debian mirror reachable? is there disk space?",
             )
         facts = _facts(tar)
-        changes = [
-            f'LABEL stackmatrix.base.python="{facts["python"]}" '
-            f'stackmatrix.base.glibc="{facts["glibc"]}" '
-            f'stackmatrix.base.recipe.sha256="{recipe.digest}" '
-            f'org.opencontainers.image.title="stackmatrix offline base {recipe.os}"',
-            "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-            'CMD ["python3"]',
-        ]
-        image_id = backend.import_rootfs(tar, recipe.ref, changes)
-    base = Base(ref=recipe.ref, image_id=image_id, python=facts["python"], glibc=facts["glibc"])
-    return base, True
+        image_id = backend.import_rootfs(tar, recipe.ref, _changes(recipe, facts, "mmdebstrap"))
+    return Base(ref=recipe.ref, image_id=image_id, python=facts["python"], glibc=facts["glibc"])

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from harness.backends.local import LocalBackend
-from harness.lock import WheelCache, cache_root, fetch
+from harness.fetcher import fetch
+from harness.lock import WheelCache, cache_root
 from harness.model import Lock, LockedWheel, Stack
 
 TINY_WHEEL = LockedWheel(

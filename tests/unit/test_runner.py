@@ -407,7 +407,7 @@ def test_a_stack_not_runnable_here_is_left_out(folder: Path, wheels: WheelCache)
     assert [r.cell for r in out] == [cells[0].id] and hits == 0
     assert backend.prepared == [TORCH_STACK]
     assert [r["cell"] for r in records(folder)] == [cells[0].id], "no result for it"
-    assert f"[run] {cells[1].id}: {here}" in said.getvalue().splitlines()
+    assert f"[run 2/2] {cells[1].id}: {here}" in said.getvalue().splitlines()
 
 
 def test_each_result_names_the_host_it_ran_on(folder: Path, wheels: WheelCache) -> None:

@@ -1,0 +1,135 @@
+"""Progress and the newcomer's set-up decisions: pure parts (the base source, the heartbeat,
+the run counter, the index page reader)."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+
+from harness import console as console_mod
+from harness.backends.basesource import (
+    HostFacts,
+    NoBaseSource,
+    Source,
+    choose,
+    install_commands,
+    registry_image,
+)
+from harness.console import Console, human_seconds
+from harness.fetcher import parse_project_page
+from harness.runner import Count
+
+FACTS = HostFacts(
+    registry_image="debian:bookworm-slim",
+    registry=False,
+    mmdebstrap=False,
+    apt=True,
+    root=True,
+    sudo=False,
+    no_install=False,
+)
+
+
+def _replace(**kw: object) -> HostFacts:
+    from dataclasses import replace
+
+    return replace(FACTS, **kw)  # type: ignore[arg-type]
+
+
+def test_a_registry_that_answers_wins() -> None:
+    got = choose(_replace(registry=True, mmdebstrap=True))
+    assert got.source is Source.REGISTRY
+    assert "debian:bookworm-slim" in got.line
+
+
+def test_mmdebstrap_when_no_registry() -> None:
+    got = choose(_replace(mmdebstrap=True))
+    assert got.source is Source.MMDEBSTRAP and not got.install
+    assert "mmdebstrap" in got.line
+
+
+def test_install_as_root_is_announced_with_its_command() -> None:
+    got = choose(FACTS)
+    assert got.source is Source.INSTALL
+    assert got.install == install_commands(root=True)
+    assert got.install[1][:2] == ("apt-get", "install")
+    assert "STACKMATRIX_NO_INSTALL=1" in got.line and "apt-get install" in got.line
+
+
+def test_install_with_passwordless_sudo_uses_sudo_n() -> None:
+    got = choose(_replace(root=False, sudo=True))
+    assert got.source is Source.INSTALL
+    assert all(argv[:2] == ("sudo", "-n") for argv in got.install)
+
+
+@pytest.mark.parametrize(
+    ("kw", "why"),
+    [
+        ({"no_install": True}, "STACKMATRIX_NO_INSTALL=1"),
+        ({"root": False, "sudo": False}, "passwordless sudo"),
+        ({"apt": False}, "no apt-get"),
+    ],
+)
+def test_no_source_is_exit_2_with_the_fix(kw: dict[str, object], why: str) -> None:
+    with pytest.raises(NoBaseSource) as err:
+        choose(_replace(**kw))
+    assert err.value.exit_code == 2
+    assert why in err.value.message
+    assert err.value.help is not None and "apt-get install mmdebstrap" in err.value.help
+
+
+def test_registry_images() -> None:
+    assert registry_image("debian12", "bookworm") == "debian:bookworm-slim"
+    assert registry_image("debian13", "trixie") == "debian:trixie-slim"
+    assert registry_image("ubuntu22.04", "jammy") == "ubuntu:jammy"
+
+
+def test_activity_prints_a_line_at_least_every_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(console_mod, "HEARTBEAT", 0.05)
+    out = io.StringIO()
+    con = Console(out)
+    assert not con.tty  # a StringIO is no terminal: plain lines
+    with con.activity("stack", "install", lambda: "3 of 9 wheels"):
+        time.sleep(0.3)
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 3
+    assert all(line.startswith("[stack] install: 3 of 9 wheels, ") for line in lines)
+    assert "\r" not in out.getvalue() and "\x1b" not in out.getvalue()
+
+
+def test_activity_is_silent_when_quick() -> None:
+    out = io.StringIO()
+    with Console(out).activity("x", "quick"):
+        pass
+    assert out.getvalue() == ""
+
+
+def test_human_seconds() -> None:
+    assert human_seconds(9.4) == "9 s"
+    assert human_seconds(125) == "2 min 05 s"
+
+
+def test_count_says_where_the_run_is_and_its_eta() -> None:
+    c = Count(total=5, to_run=4)
+    assert c.tick() == "run 1/5"  # a cache hit
+    assert c.eta() == ""
+    assert c.tick(10.0) == "run 2/5"
+    assert c.eta() == ", ETA 30 s"  # 3 left at 10 s each
+    c.tick(20.0)
+    assert c.eta() == ", ETA 30 s"  # 2 left at 15 s each
+
+
+def test_index_page_json_and_html() -> None:
+    page = "https://pypi.org/simple/x/"
+    body = (
+        b'{"files": [{"filename": "x-1-py3-none-any.whl", "url": "https://f/x-1.whl#sha256=ab"}]}'
+    )
+    got = parse_project_page(body, "application/vnd.pypi.simple.v1+json", page)
+    assert got == {"x-1-py3-none-any.whl": "https://f/x-1.whl"}
+    html = b'<html><a href="../../packages/x-1-py3-none-any.whl#sha256=ab">x-1-py3-none-any.whl</a>'
+    got = parse_project_page(html, "text/html", page)
+    assert got == {"x-1-py3-none-any.whl": "https://pypi.org/packages/x-1-py3-none-any.whl"}
+    evil = b'<a href="file:///etc/passwd">x-1-py3-none-any.whl</a>'
+    assert parse_project_page(evil, "text/html", page) == {}
