@@ -1,10 +1,10 @@
 """The size of a diagnose-only install: `pip install stackmatrix` into a fresh venv.
 
-Builds the wheel from this checkout (`pip wheel --no-deps .`, or --wheel PATH), makes a fresh venv
-in a temp folder, measures its site-packages (pip, setuptools: what any venv has), installs the
-wheel with its runtime dependencies from the index, and measures again. The install size is the
-difference; each distribution's size is the sum of the files its RECORD lists (bytecode compiled
-at install included). The goal is 40 MB (10^6 bytes) or less.
+Builds the wheel from a copy of this checkout (`pip wheel --no-deps`, or --wheel PATH), makes a
+fresh venv in a temp folder, measures its site-packages (pip, setuptools: what any venv has),
+installs the wheel with its runtime dependencies from the index, and measures again. The install
+size is the difference; each distribution's size is the sum of the files its RECORD lists
+(bytecode compiled at install included). The goal is 40 MB (10^6 bytes) or less.
 
 Usage: python bench/install_size.py [--wheel dist/stackmatrix-0.1.0-py3-none-any.whl]
 Writes bench/results/install-size.json. Needs the package index (the dependencies).
@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -68,8 +69,14 @@ def site_packages(python: Path) -> Path:
 
 
 def build_wheel(into: Path) -> Path:
+    """From a copy of the checkout without its build outputs: `pip wheel .` reuses build/."""
+    src = into.parent / "src"
+    skip = shutil.ignore_patterns(
+        ".git", ".venv", ".nox", "build", "dist", "*.egg-info", "__pycache__", ".*_cache"
+    )
+    shutil.copytree(ROOT, src, symlinks=True, ignore=skip)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(into)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(src), "-w", str(into)],
         check=True,
     )
     [wheel] = into.glob("stackmatrix-*.whl")
