@@ -101,7 +101,9 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
         _backend,
     )
     x.add_argument("cell", metavar="CELL", help="a cell id from `harness plan`")
-    d = command("diagnose", "name the failure signature in a log, its fix, its cell", _matrix)
+    d = command(
+        "diagnose", "name the failure signature in a log, its fix, its cell", _shipped_matrix
+    )
     d.add_argument("log", nargs="?", default="-", metavar="LOG", help="a log file, or - (stdin)")
     d.add_argument("--format", default="text", choices=["text", "json"])
     r = command(
@@ -129,7 +131,7 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
         help="exit 0, not 3, when the results do not cover the plan (a shard's own report)",
     )
     o = command("doctor", "what on this machine will fail, before it does")
-    o.add_argument("--matrix", default="matrix.yaml", metavar="PATH", help=argparse.SUPPRESS)
+    o.add_argument("--matrix", default=None, metavar="PATH", help=argparse.SUPPRESS)
     o.add_argument(
         "--python", metavar="PATH", help="the interpreter to examine (default: this one)"
     )
@@ -153,19 +155,25 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
     return parser
 
 
-def _matrix(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--matrix",
-        default="matrix.yaml",
-        metavar="PATH",
-        help="the matrix file (default: matrix.yaml)",
-    )
+def _matrix(
+    p: argparse.ArgumentParser,
+    *,
+    default: str | None = "matrix.yaml",
+    text: str = "the matrix file (default: matrix.yaml)",
+) -> None:
+    p.add_argument("--matrix", default=default, metavar="PATH", help=text)
     p.add_argument(
         "--profile",
         default=None,
         metavar="NAME",
         help="profile (default: the file's default_profile, smoke)",
     )
+
+
+def _shipped_matrix(p: argparse.ArgumentParser) -> None:
+    """--matrix of the commands that run outside a checkout too: without it, ./matrix.yaml where
+    there is one, else the matrix shipped in the package (harness.cli.matrix_of)."""
+    _matrix(p, default=None, text="the matrix file (default: ./matrix.yaml, else the shipped one)")
 
 
 def _driver(p: argparse.ArgumentParser) -> None:

@@ -15,6 +15,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -44,6 +45,7 @@ from harness.select import parse_shard, select
 from harness.signatures import Catalog, classify_chunks, read_catalog
 
 CATALOG = "signatures.yaml"
+MATRIX = "matrix.yaml"  # in the working folder: a checkout's
 NO_DRIVER = DriverTarget(version=None, origin="none")
 
 
@@ -62,8 +64,9 @@ class Loaded:
 def load(
     args: argparse.Namespace, argv: Sequence[str], driver: DriverTarget | None = None
 ) -> Loaded:
-    path = Path(args.matrix)
-    matrix = parse_matrix(read_yaml(path, display=args.matrix))
+    name = matrix_of(args)
+    path = Path(name)
+    matrix = parse_matrix(read_yaml(path, display=name))
     kb = parse_knowledge(read_knowledge_docs())
     folder = path.parent / matrix.scenarios_dir
     scen_display = str(folder).removeprefix("./")
@@ -81,6 +84,29 @@ def load(
     return Loaded(
         plan=plan, kb=kb, root=path.parent, scenarios=scenarios, catalog=catalog, drivers=drivers
     )
+
+
+def shipped_matrix() -> Path:
+    """The matrix shipped in the package, beside its scenarios and locks as in a checkout
+    (harness/resources/: symbolic links to the repository's own files, copied into a wheel)."""
+    found = resources.files("harness").joinpath("resources").joinpath("matrix.yaml")
+    if not isinstance(found, Path):  # a zip import: the scenarios are read as files, by path
+        raise HarnessError(
+            f"stackmatrix's own data are not files here ({found}): install it as a wheel, "
+            "or pass --matrix PATH"
+        )
+    return found
+
+
+def matrix_of(args: argparse.Namespace) -> str:
+    """--matrix; without it (diagnose, doctor) ./matrix.yaml where there is one (a checkout),
+    else the shipped matrix, so those two commands run from any folder."""
+    given: str | None = args.matrix
+    if given is not None:
+        return given
+    if os.path.lexists(MATRIX):
+        return MATRIX
+    return str(shipped_matrix())
 
 
 def installed_cudart(locks: Path) -> dict[str, str]:
@@ -413,7 +439,7 @@ def cmd_doctor(args: argparse.Namespace, argv: Sequence[str]) -> int:
     loads, and what will fail before it does. Exit 1 when something will."""
     from harness import doctor
 
-    catalog = catalog_of(args.matrix)
+    catalog = catalog_of(matrix_of(args))
     python = args.python or sys.executable
     if not os.access(python, os.X_OK):
         raise ConfigError(
