@@ -88,6 +88,12 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
         help="exit 2 unless this host has an NVIDIA GPU (GPU evidence: `nox -s gpu`)",
     )
     u.add_argument(
+        "--rerun",
+        action="store_true",
+        help="run every selected cell again on this machine, even where the journal has its "
+        "result (the new result is appended; the report reads the latest)",
+    )
+    u.add_argument(
         "--dry-run",
         action="store_true",
         help="print what each cell would do (run, cached, not here); start nothing",

@@ -246,7 +246,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     backend, plan = backend_for(args, argv, loaded, console)
     plan = selected(plan, args, argv)
     if args.dry_run:
-        done = finished(Path(args.results))
+        done = {} if args.rerun else finished(Path(args.results))
         items = work(plan, loaded.scenarios, backend.identity, done, catalog=loaded.catalog.digest)
         for w in items:
             console.line(f"{w.action:8s} {w.cell.id}")
@@ -262,7 +262,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         )
     _sweep(backend, console)
     atomic_write(Path(args.results) / "plan.json", render(plan, "json"))
-    results, hits = run_plan(plan, _loop(args, loaded, backend))
+    results, hits = run_plan(plan, _loop(args, loaded, backend, force=args.rerun))
     drift = [r for r in results if r.drift]
     console.line(
         f"{len(plan.cells)} cells: {len(results)} run, {hits} cache hits, {len(drift)} drift; "

@@ -48,6 +48,8 @@ def test_a_journaled_cell_is_cached_and_a_changed_one_runs(
     assert finished(tmp_path) == {cell: key}
     _, lines = dry_run(args, capsys, monkeypatch)
     assert lines[0] == f"cached   {cell}"
+    _, lines = dry_run([*args, "--rerun"], capsys, monkeypatch)
+    assert lines[0] == f"run      {cell}", "--rerun runs a journaled cell again"
     append(tmp_path, {"schema": 2, "cell": cell, "key": "another", "status": "passed"})
     _, lines = dry_run(args, capsys, monkeypatch)
     assert lines[0] == f"run      {cell}"
