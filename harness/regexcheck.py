@@ -38,6 +38,16 @@ def problem(regex: str, needle: str, max_line: int = 2000) -> str | None:
     return _timed(regex, needle, texts or [], max_line)
 
 
+def always_holds(regex: str, needle: str) -> bool:
+    """Whether every match of `regex` (lower-cased) holds `needle`: then a line without the
+    needle need not be searched. False where that cannot be told."""
+    try:
+        texts = _texts(list(_sre.parse(regex)))
+    except Exception:  # not ours to judge here: problem() reports it
+        return False
+    return texts is not None and all(needle in t for t in texts)
+
+
 def _children(op: Any, av: Any) -> list[list[Any]]:
     if op in REPEATS:
         return [list(av[2])]

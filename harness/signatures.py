@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ahocorasick_rs import BytesAhoCorasick, Implementation
+from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation
 
 from harness import inputs, regexcheck
 from harness.codes import ErrorRow, name_patterns, read_table, wrapper_patterns
@@ -31,6 +31,8 @@ TIMEOUT = "timeout"
 BLOCK = 4 << 20  # bytes per scan block
 MAX_LINE = 2000  # longer lines are cut before matching (a binary blob, a huge JSON line)
 WINDOW = MAX_LINE // 2  # a longer line is matched in a window around each needle found in it
+SLICE = 1 << 20  # bytes of a block searched at once: the hit lists stay small on any block
+MEMO = 100_000  # distinct lines remembered; past it the memos start again (bounded memory)
 
 # What a log line carries before its message: ANSI colours; timestamps (ISO, GitHub Actions);
 # absl/glog prefixes ("E0000 00:00:1712 12 cuda_dnn.cc:535] ", "W tensorflow/x.cc:12] ");
@@ -189,6 +191,25 @@ def fingerprint(line: str) -> str:
     return hashlib.sha256(masked.encode()).hexdigest()[:12]
 
 
+def _cleaned(head: bytes, whole: bytes) -> tuple[str, str]:
+    """`head` (a line's first MAX_LINE bytes) decoded without escape sequences, and normalized
+    `whole`; a line of printable ASCII (most are) needs no escape-sequence pass."""
+    if not head.translate(None, _PRINTABLE):  # no escape sequence, no control character
+        text = head.decode("ascii")
+        line = text.strip()
+        m = _PREFIX.match(line)
+        if m is not None and m.end():
+            line = line[m.end() :]
+        if "  " in line or line[:1] == " ":
+            line = " ".join(line.split())
+        return text, line
+    decoded = _ANSI.sub("", head.decode("utf-8", "replace"))
+    return decoded, normalize(decoded if whole is head else whole.decode("utf-8", "replace"))
+
+
+_PRINTABLE = bytes(range(0x20, 0x7F))
+
+
 # ---------------------------------------------------------------- the scan
 
 
@@ -196,12 +217,19 @@ def fingerprint(line: str) -> str:
 class _Compiled:
     """The catalog ready to scan: one automaton over every needle (a DFA, hundreds of MB/s
     whatever the number of needles), each needle's regexes, and which needles can still change
-    the verdict once a signature has been seen (`needles_of`)."""
+    the verdict once a signature has been seen (`needles_of`). `within` finds the needles of
+    one normalized line in one call; `noise` pairs each noise regex with the needle every match
+    of it holds (None where that is not certain: the regex is always run)."""
 
     automaton: BytesAhoCorasick
     needles: tuple[tuple[str, tuple[tuple[re.Pattern[str], Signature], ...]], ...]
-    noise: tuple[re.Pattern[str], ...]
+    noise: tuple[tuple[str | None, re.Pattern[str]], ...]
     needles_of: dict[str, tuple[int, ...]]  # signature id -> indexes of the needles that name it
+    within: AhoCorasick
+    # automata over the needles that can still change the verdict: (automaton or None when
+    # none can, index in it -> index in `needles`), by the tuple of those needles' indexes
+    active: dict[tuple[int, ...], tuple[BytesAhoCorasick | None, tuple[int, ...]]]
+    reach: int  # the longest needle's length: a slice is searched this far past its end
 
     @staticmethod
     def of(catalog: Catalog) -> _Compiled:
@@ -211,15 +239,45 @@ class _Compiled:
         for p, s in pairs:
             by_needle.setdefault(p.needle, []).append((re.compile(p.regex), s))
         needles = tuple((k, tuple(v)) for k, v in by_needle.items())
-        automaton = BytesAhoCorasick(
-            [k.encode() for k, _ in needles] or [b"\0"], implementation=Implementation.DFA
+        words = [k for k, _ in needles] or ["\0"]
+        automaton = BytesAhoCorasick([w.encode() for w in words], implementation=Implementation.DFA)
+        within = AhoCorasick(words, implementation=Implementation.DFA)
+        noise = tuple(
+            (p.needle if regexcheck.always_holds(p.regex, p.needle) else None, re.compile(p.regex))
+            for p in catalog.noise
         )
-        noise = tuple(re.compile(p.regex) for p in catalog.noise)
         needles_of: dict[str, list[int]] = {}
         for i, (_, pats) in enumerate(needles):
             for _, s in pats:
                 needles_of.setdefault(s.id, []).append(i)
-        return _Compiled(automaton, needles, noise, {k: tuple(v) for k, v in needles_of.items()})
+        every = tuple(range(len(needles)))
+        return _Compiled(
+            automaton,
+            needles,
+            noise,
+            {k: tuple(v) for k, v in needles_of.items()},
+            within,
+            {every: (automaton, every)},
+            max(map(len, words)),
+        )
+
+    def automaton_of(self, done: list[bool]) -> tuple[BytesAhoCorasick | None, tuple[int, ...]]:
+        """The automaton over the needles not done (built once per set, in a millisecond)."""
+        todo = tuple(i for i, d in enumerate(done) if not d)
+        hit = self.active.get(todo)
+        if hit is None:
+            words = [self.needles[i][0].encode() for i in todo]
+            built = BytesAhoCorasick(words, implementation=Implementation.DFA) if words else None
+            hit = self.active[todo] = (built, todo)
+        return hit
+
+    def is_noise(self, line: str, low: str) -> bool:
+        """Whether a noise regex matches `line` (one whose needle is not in it cannot)."""
+        return any((n is None or n in low) and rx.search(line) for n, rx in self.noise)
+
+    def present(self, low: str) -> list[int]:
+        """Indexes (in catalog order) of the needles in `low`."""
+        return sorted({i for i, _, _ in self.within.find_matches_as_indexes(low, overlapping=True)})
 
 
 def _span(data: bytes, pos: int) -> tuple[int, int]:
@@ -239,6 +297,8 @@ class _Scan:
     strong: dict[str, tuple[int, str]] = field(default_factory=dict)
     soft: dict[str, tuple[int, str]] = field(default_factory=dict)
     memo: dict[bytes, tuple[str | None, str, bool]] = field(default_factory=dict)
+    # (line, line after, line before or None) already recorded: the same again changes nothing
+    seen: set[tuple[bytes, bytes, bytes | None]] = field(default_factory=set)
     last_error: tuple[int, str] | None = None
     lines_before: int = 0
     tail: bytes = b""  # the last line of the previous block
@@ -247,41 +307,90 @@ class _Scan:
 
     def block(self, data: bytes, nxt: bytes) -> None:
         """One block of whole lines; `nxt` is the line after it (for wrapped messages). Linear:
-        each hit costs a bounded window, and hits of needles that can no longer change the
-        verdict are skipped without looking at their line."""
+        the block is searched a slice at a time, only for the needles that can still change the
+        verdict; each hit costs a bounded window, and a line (with the lines around it) seen
+        before is not looked at again, so a dense log costs its distinct lines."""
         if not self.done:
             self.done = [False] * len(self.compiled.needles)
         low = data.lower()
         line_at = _LineCounter(data)
-        done, last, cur_end = self.done, -1, -1
-        for idx, s, _ in self.compiled.automaton.find_matches_as_indexes(low):
-            if s < cur_end or done[idx]:
-                continue
-            start, end = _span(data, s)
-            cur_end = end + 1
-            if start <= last:
-                continue
-            if start == 0 and self.tail:  # the line before is the previous block's last
-                self._record(self.tail, data[:end], self.lines_before)
-            elif start > 0 and data[start - 1] == 10:
-                # The line before too: a message wrapped before its needle ("...`GLIBCXX_3.4.3"
-                # / "0' not found") matches only as the two lines joined.
-                before = _span(data, start - 1)[0] if start > 1 else 0
-                if before > last and before < start - 1:
-                    self._record(data[before : start - 1], data[start:end], before, line_at)
-            self._record(data[start:end], self._after(data, end, nxt), start, line_at)
-            last = start
+        done, last, cur_end, size = self.done, -1, -1, len(data)
+        pos = 0
+        while pos < size:
+            automaton, index = self.compiled.automaton_of(done)
+            if automaton is None:  # every needle is done: nothing in the block can matter
+                break
+            stop = min(size, pos + SLICE)
+            hits = automaton.find_matches_as_indexes(low[pos : stop + self.compiled.reach])
+            resume = stop
+            for local, first, e in hits:
+                s = first + pos
+                if s >= stop:  # the next slice's: searched again from where this one ended
+                    break
+                resume = max(resume, e + pos)
+                if s < cur_end or done[index[local]]:
+                    continue
+                lo = s - WINDOW if s > WINDOW else 0
+                start = data.rfind(b"\n", lo, s) + 1 or lo
+                hi = s + WINDOW if s + WINDOW < size else size
+                end = data.find(b"\n", s, hi)
+                if end < 0:
+                    end = hi
+                cur_end = end + 1
+                if start <= last:
+                    continue
+                self._line(data, nxt, (start, end), last, line_at)
+                last = start
+            pos = resume
         self._note_error(data, low, line_at)
         self.lines_before += data.count(b"\n")
         self.tail = data[_span(data, len(data.rstrip(b"\n")))[0] :].rstrip(b"\n")
 
-    @staticmethod
-    def _after(data: bytes, end: int, nxt: bytes) -> bytes:
+    def _line(
+        self,
+        data: bytes,
+        nxt: bytes,
+        span: tuple[int, int],
+        last: int,
+        line_at: _LineCounter,
+    ) -> None:
+        """Record the hit line data[start:end] (`span`), and the line before it where it may be the
+        start of a message wrapped before its needle; `last` is the previous hit line's start."""
+        start, end = span
+        before: int | None = None
+        if start == 0 and self.tail:  # the line before is the previous block's last
+            prev = self.tail
+        elif start > 0 and data[start - 1] == 10:
+            # The line before too: a message wrapped before its needle ("...`GLIBCXX_3.4.3"
+            # / "0' not found") matches only as the two lines joined.
+            before = 0
+            if start > 1:
+                lo = start - 1 - WINDOW if start - 1 > WINDOW else 0
+                before = data.rfind(b"\n", lo, start - 1) + 1 or lo
+            prev = data[before : start - 1] if last < before < start - 1 else b""
+        else:
+            prev = b""
+        raw = data[start:end]
         if end >= len(data) - 1:  # the block's last line is followed by the next block's first
-            return nxt
-        if data[end] != 10:  # a window inside a long line
-            return b""
-        return data[end + 1 : _span(data, end + 1)[1]]
+            after = nxt
+        elif data[end] != 10:  # a window inside a long line
+            after = b""
+        else:
+            hi = end + 1 + WINDOW
+            stop = data.find(b"\n", end + 1, hi)
+            after = data[end + 1 : stop if stop >= 0 else hi]
+        key = (raw, after, prev or None)
+        if key in self.seen:  # the same lines again: the same verdicts, recorded already
+            return
+        if len(self.seen) >= MEMO:
+            self.seen.clear()
+        self.seen.add(key)
+        if prev:
+            if before is None:
+                self._record(prev, raw, self.lines_before)
+            else:
+                self._record(prev, raw, before, line_at)
+        self._record(raw, after, start, line_at)
 
     def _record(
         self, raw: bytes, after: bytes, at: int, line_at: _LineCounter | None = None
@@ -308,31 +417,37 @@ class _Scan:
         hit = self.memo.get(key)
         if hit is None:
             hit = self.memo[key] = self._match_uncached(raw, after)
-            if len(self.memo) > 100_000:  # bounded memory on logs of endless distinct lines
+            if len(self.memo) > MEMO:  # bounded memory on logs of endless distinct lines
                 self.memo.clear()
         return hit
 
     def _match_uncached(self, raw: bytes, after: bytes) -> tuple[str | None, str, bool]:
-        decoded = _ANSI.sub("", raw[:MAX_LINE].decode("utf-8", "replace"))
-        line = normalize(decoded)
-        soft = bool(_SOFT.match(decoded)) or "warning" in line.lower()
-        if any(rx.search(line) for rx in self.compiled.noise):
+        head = raw[:MAX_LINE]
+        decoded, line = _cleaned(head, head)
+        low = line.lower()
+        if self.compiled.is_noise(line, low):
             return None, line, True  # looks like an error, never is
-        nxt = normalize(after.decode("utf-8", "replace"))
+        soft = bool(_SOFT.match(decoded)) or "warning" in low
+        nxt: str | None = None
         # A message wrapped onto the next line: by a terminal (mid-word) or by a formatter.
-        for text in (line, line + nxt, f"{line} {nxt}"):
+        for step in range(3):
+            if step == 0:
+                text = line
+            else:
+                if nxt is None:
+                    nxt = _cleaned(after[:MAX_LINE], after)[1]
+                text = line + nxt if step == 1 else f"{line} {nxt}"
+                low = text.lower()
             joined = text is not line
-            low = text.lower()
             best: Signature | None = None
-            for needle, pats in self.compiled.needles:
-                if needle in low:
-                    for rx, sig in pats:
-                        if best is not None and sig.priority <= best.priority:
-                            continue
-                        m = rx.search(text)
-                        # joined text counts only for a match across the break
-                        if m and (not joined or m.start() < len(line) < m.end()):
-                            best = sig
+            for idx in self.compiled.present(low):
+                for rx, sig in self.compiled.needles[idx][1]:
+                    if best is not None and sig.priority <= best.priority:
+                        continue
+                    m = rx.search(text)
+                    # joined text counts only for a match across the break
+                    if m and (not joined or m.start() < len(line) < m.end()):
+                        best = sig
             if best is not None:
                 return best.id, text, soft
         return None, line, soft

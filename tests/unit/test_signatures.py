@@ -287,3 +287,38 @@ def test_nvidia_numbers_map_like_names() -> None:
         ("E   CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED", "cudnn_missing"),
     ]:
         assert classify(line + "\n", CATALOG).signature == sig, line
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_verdict_does_not_depend_on_the_search_slice(case: str) -> None:
+    """The block is searched a slice at a time; a needle across a slice's end is still found."""
+    data = (LOGS / f"{case}.log").read_bytes()
+    whole = classify_chunks([data], CATALOG)
+    old = signatures.SLICE
+    signatures.SLICE = 61  # a prime: slices end inside needles
+    try:
+        sliced = classify_chunks([data], CATALOG)
+    finally:
+        signatures.SLICE = old
+    assert sliced == whole
+
+
+def test_a_repeated_line_is_judged_again_with_a_new_neighbour() -> None:
+    """Lines seen before are skipped only with the same lines around them: the same message
+    wrapped onto a different next line is read again."""
+    repeated = "ImportError: /usr/lib/libstdc++.so.6: version `GLIBCXX_3.4.3"
+    v = classify(f"{repeated}\nok\n" * 3 + f"{repeated}\n0' not found\n", CATALOG)
+    w = classify(f"{repeated}0' not found\n", CATALOG)
+    assert v.signature == w.signature != "unknown"
+
+
+def test_an_error_at_the_end_of_a_huge_line_across_slices_is_found() -> None:
+    line = b"RuntimeError: CUDA error: out of memory; " * 60_000 + b"invalid device function\r\n"
+    old = signatures.SLICE
+    signatures.SLICE = 4099
+    try:
+        v = classify_chunks([line[i : i + 65536] for i in range(0, len(line), 65536)], CATALOG)
+    finally:
+        signatures.SLICE = old
+    assert v.signature == "arch_unsupported"
+    assert v.secondary == ("gpu_oom",)
