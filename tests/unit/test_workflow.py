@@ -85,7 +85,7 @@ def test_each_action_is_pinned_to_a_major_version() -> None:
 
 # ------------------------------------------------- the harness commands in the shell scripts
 
-ARRAY = re.compile(r"^\s*(?:if .*; then )?(\w+)\+?=\((.*)\)(?:; fi)?\s*$")
+ARRAY = re.compile(r"\b(\w+)\+?=\(((?:[^()\"]|\"[^\"]*\")*)\)")  # a=(...), a+=(...)
 EXPANSION = re.compile(r"^\$(\w+|\{\w+\}|@|\*|\{(\w+)\[@\]\})$")
 HARNESS = re.compile(r"(?:^|\$\(|[;&|]\s*|\bexec\s+)harness\s+(.*)$")
 NOX = re.compile(r"(?:^|[;&|]\s*)nox\s+(.*)$")
@@ -126,11 +126,9 @@ def commands(pattern: re.Pattern[str], unknown: list[str]) -> list[tuple[str, li
     for where, script in scripts():
         arrays: dict[str, list[str]] = {}
         for line in logical_lines(script):
-            if m := ARRAY.match(line):
-                arrays.setdefault(m.group(1), []).extend(words(m.group(2), {}, []))
-            elif "for " in line and "+=(" in line:  # for x in $X; do a+=(--opt "$x"); done
-                name, inner = re.findall(r"(\w+)\+=\((.*?)\)", line)[0]
-                arrays.setdefault(name, []).extend(words(inner, {}, []))
+            if filled := ARRAY.findall(line):  # also in `if`, `for` and `while` lines
+                for name, inner in filled:
+                    arrays.setdefault(name, []).extend(words(inner, {}, []))
             elif m := pattern.search(line):
                 found.append((where, words(m.group(1), arrays, unknown)))
     return found
