@@ -172,3 +172,11 @@ def test_nox_sessions_exist_and_pass_options_harness_run_takes() -> None:
             parse(["run", "--backend", "local", *passed])
         except SystemExit:
             pytest.fail(f"{where}: nox {shlex.join(argv)}")
+
+
+def test_the_slurm_script_passes_shellcheck() -> None:
+    script = ROOT / "ci" / "slurm" / "stackmatrix.sbatch"
+    res = subprocess.run(
+        [tool("shellcheck"), str(script)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
