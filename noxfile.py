@@ -1,4 +1,4 @@
-"""Thin sessions over the harness CLI and the test suite (DESIGN.md: noxfile.py)."""
+"""Thin sessions over the harness CLI and the test suite."""
 
 from __future__ import annotations
 
@@ -42,10 +42,12 @@ def _options(args: list[str], names: tuple[str, ...]) -> list[str]:
 
 @nox.session
 def matrix(session: nox.Session) -> None:
-    """The matrix job on a profile (default smoke): the plan (what each cell will do), each
-    stack prepared (an image built or a cache hit; a venv with --backend local) and its cells
-    run into reports/results/, then the report in reports/. Exit 1 on drift (an observed outcome
-    that differs from the expected one) unless --allow-drift.
+    """The matrix job: plan, build and run a profile's cells (default smoke), then report.
+
+    The plan (what each cell will do), each stack prepared (an image built or a cache hit; a
+    venv with --backend local) and its cells run into reports/results/, then the report in
+    reports/. Exit 1 on drift (an observed outcome that differs from the expected one) unless
+    --allow-drift.
 
     Every `harness run` option passes through: `nox -s matrix -- --profile full --driver
     535.104.05 --shard 2/4`, `-- --backend local`; --results, --shard, --stack and --cell reach
@@ -69,8 +71,9 @@ EVIDENCE = "reports/evidence"
 
 @nox.session
 def gpu(session: nox.Session) -> None:
-    """GPU evidence on a host with an NVIDIA GPU and no Docker: `harness doctor` into
-    reports/evidence/doctor.txt, the gpu profile's cells with --backend local into
+    """GPU evidence on a host with an NVIDIA GPU and no Docker (--backend local).
+
+    `harness doctor` into reports/evidence/doctor.txt, the gpu profile's cells into
     reports/evidence/results/ (exit 2 where no GPU is found), then their report in
     reports/evidence/. Exit 1 on drift unless --allow-drift.
 
