@@ -4,7 +4,8 @@
 
 A long step (a download, a build, a base) is an `activity`: on a terminal one status line
 rewritten in place every second (bytes, rate, ETA or phase and elapsed time); elsewhere (a CI log,
-a file) a plain line at least every 10 s, so a service that kills a silent job never sees one.
+a file) a plain line once nothing was printed for 8 s, so a service that kills a silent job never
+sees one.
 Nothing here writes colour; NO_COLOR and TERM=dumb are honoured by never needing them."""
 
 from __future__ import annotations
@@ -45,7 +46,10 @@ def command_property(text: str) -> str:
     return _CONTROL.sub("", text).translate(_PROPERTY)
 
 
-HEARTBEAT = 10.0  # seconds between progress lines where the status line cannot be rewritten
+# Where the status line cannot be rewritten (CI, a file), a running activity prints a line once
+# nothing has been printed for HEARTBEAT seconds: never 10 s of silence while work goes on.
+HEARTBEAT = 8.0
+TICK = 0.5  # how often a plain-line activity checks the silence
 TTY_TICK = 1.0
 
 
@@ -71,12 +75,14 @@ class Console:
         self._lock = threading.Lock()
         self._status = ""  # the status line on a terminal, if one is shown
         self._slots: dict[int, str] = {}  # running activities' states, by activity
+        self._last = time.monotonic()  # when a line was last printed
 
     def line(self, text: str) -> None:
         with self._lock:
             if self._status:  # clear the status line, print, then draw it again below
                 self.stream.write("\r\x1b[2K")
             print(text, file=self.stream, flush=True)
+            self._last = time.monotonic()
             if self._status:
                 self.stream.write(self._status)
                 self.stream.flush()
@@ -105,7 +111,8 @@ class Console:
         self, prefix: str, what: str, detail: Callable[[], str] | None = None
     ) -> Iterator[None]:
         """A long step: its state (`detail()`, else the elapsed time) shown while it runs, on a
-        terminal as a status line, elsewhere as a line every HEARTBEAT seconds."""
+        terminal as a status line, elsewhere as a line whenever nothing was printed for
+        HEARTBEAT seconds."""
         start = time.monotonic()
         stop = threading.Event()
 
@@ -115,11 +122,10 @@ class Console:
             return f"[{prefix}] {what}: {extra + ', ' if extra else ''}{elapsed}"
 
         def beat() -> None:
-            every = TTY_TICK if self.tty else HEARTBEAT
-            while not stop.wait(every):
+            while not stop.wait(TTY_TICK if self.tty else TICK):
                 if self.tty:
                     self._show(id(stop), text())
-                else:
+                elif time.monotonic() - self._last >= HEARTBEAT:
                     self.line(text())
 
         thread = threading.Thread(target=beat, name=f"progress-{prefix}", daemon=True)

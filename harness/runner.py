@@ -274,6 +274,10 @@ class Count:
             self.seconds += seconds
         return f"run {self.seen}/{self.total}" if self.total else "run"
 
+    def next(self) -> str:
+        """The prefix the cell running now will have."""
+        return f"run {self.seen + 1}/{self.total}" if self.total else "run"
+
     def eta(self) -> str:
         if not self.ran or not self.to_run:
             return ""
@@ -403,7 +407,8 @@ def _run_cell(loop: Loop, w: Work, key: str, target: Target, *, gpu: bool) -> Ru
     status, observed, error = Status.ERRORED, None, None
     try:
         spec = spec_for(w.ops, target, loop.wheels, gpu=gpu, drivers=loop.drivers)
-        run = probe_run(loop.backend, spec, target)
+        with loop.console.activity(loop.count.next(), f"{w.cell.id}: running"):
+            run = probe_run(loop.backend, spec, target)
         if loop.keep is not None:
             loop.keep(run)
         status, observed = observe(run, loop.catalog)

@@ -4,6 +4,7 @@ the run counter, the index page reader)."""
 from __future__ import annotations
 
 import io
+import itertools
 import time
 
 import pytest
@@ -88,6 +89,7 @@ def test_registry_images() -> None:
 
 def test_activity_prints_a_line_at_least_every_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(console_mod, "HEARTBEAT", 0.05)
+    monkeypatch.setattr(console_mod, "TICK", 0.01)
     out = io.StringIO()
     con = Console(out)
     assert not con.tty  # a StringIO is no terminal: plain lines
@@ -97,6 +99,30 @@ def test_activity_prints_a_line_at_least_every_heartbeat(monkeypatch: pytest.Mon
     assert len(lines) >= 3
     assert all(line.startswith("[stack] install: 3 of 9 wheels, ") for line in lines)
     assert "\r" not in out.getvalue() and "\x1b" not in out.getvalue()
+
+
+def test_a_line_from_elsewhere_resets_the_silence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The heartbeat counts from the last line printed by anyone, so two activities in a row
+    (install, then commit) never leave a gap longer than HEARTBEAT between them."""
+    monkeypatch.setattr(console_mod, "HEARTBEAT", 0.2)
+    monkeypatch.setattr(console_mod, "TICK", 0.01)
+    out = io.StringIO()
+    con = Console(out)
+    with con.activity("a", "long"):
+        for _ in range(6):
+            time.sleep(0.1)
+            con.line("busy")
+    assert "[a]" not in out.getvalue(), "lines every 0.1 s leave no silence to fill"
+    stamps = []
+    with con.activity("b", "quiet"):
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 0.7:
+            before = out.getvalue().count("\n")
+            time.sleep(0.005)
+            if out.getvalue().count("\n") > before:
+                stamps.append(time.monotonic())
+    gaps = [b - a for a, b in itertools.pairwise(stamps)]
+    assert len(stamps) >= 2 and max(gaps) < 0.35
 
 
 def test_activity_is_silent_when_quick() -> None:
