@@ -111,6 +111,7 @@ class Fetcher:
         self._ctx = ssl_context(self._env)
         self._pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="fetch")
         self._futures: dict[str, Future[int]] = {}
+        self._counted: set[str] = set()  # downloads already reported by a `wait`
         self._pages: dict[tuple[str, str], dict[str, str]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -135,12 +136,17 @@ class Fetcher:
         """Every wheel in the cache (queued first if it is not): bytes fetched for them now."""
         self.want(wheels, index)
         with self._lock:
-            futures = [self._futures[w.filename] for w in wheels if w.filename in self._futures]
-        pending = [f for f in futures if not f.done()]
-        if pending and self.console is not None:
+            # each download is counted once, for the first stack that waits on it
+            mine = [w.filename for w in wheels if w.filename in self._futures]
+            fresh = {name for name in mine if name not in self._counted}
+            self._counted |= fresh
+            futures = {name: self._futures[name] for name in mine}
+        if self.console is not None and not all(f.done() for f in futures.values()):
             with self.console.activity("download", what, self.progress):
-                return sum(f.result() for f in futures)
-        return sum(f.result() for f in futures)
+                got = {name: f.result() for name, f in futures.items()}
+        else:
+            got = {name: f.result() for name, f in futures.items()}
+        return sum(n for name, n in got.items() if name in fresh)
 
     def progress(self) -> str:
         with self._lock:
