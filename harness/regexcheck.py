@@ -48,6 +48,48 @@ def always_holds(regex: str, needle: str) -> bool:
     return texts is not None and all(needle in t for t in texts)
 
 
+def digit_blind(regex: str) -> bool:
+    """Whether `regex` treats every ASCII digit alike: no digit in it (a literal, a class member,
+    a range end), no backreference. Then it matches a line exactly where it matches the line with
+    each digit replaced by 0, at the same places. False where that cannot be told."""
+    try:
+        tree = _sre.parse(regex)
+    except Exception:  # not ours to judge here: problem() reports it
+        return False
+    return _blind(list(tree))
+
+
+_DIGITS = range(48, 58)  # "0" to "9"
+_LEAVES = {_C.ANY, _C.AT, _C.CATEGORY}
+
+
+def _blind(seq: list[Any]) -> bool:
+    for op, av in seq:
+        if op in (_C.LITERAL, _C.NOT_LITERAL):
+            if av in _DIGITS:
+                return False
+        elif op is _C.IN:
+            for o, a in av:
+                if o is _C.LITERAL and a in _DIGITS:
+                    return False
+                some = len(range(max(a[0], 48), min(a[1], 57) + 1)) if o is _C.RANGE else 0
+                if 0 < some < 10:
+                    return False  # a range of some digits only
+                if o not in (_C.LITERAL, _C.RANGE, _C.CATEGORY, _C.NEGATE):
+                    return False
+        elif op in (_C.GROUPREF, _C.GROUPREF_EXISTS):
+            return False
+        elif op in _LEAVES:
+            continue
+        else:
+            children = _children(op, av)
+            if not children:
+                return False  # a node not known here
+            if not all(_blind(c) for c in children):
+                return False
+    return True
+
+
 def _children(op: Any, av: Any) -> list[list[Any]]:
     if op in REPEATS:
         return [list(av[2])]

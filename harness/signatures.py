@@ -208,6 +208,9 @@ def _cleaned(head: bytes, whole: bytes) -> tuple[str, str]:
 
 
 _PRINTABLE = bytes(range(0x20, 0x7F))
+_ZEROS = bytes.maketrans(b"0123456789", b"0" * 10)
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+_NOISE: tuple[str | None, str, bool] = (None, "", True)
 
 
 # ---------------------------------------------------------------- the scan
@@ -230,6 +233,9 @@ class _Compiled:
     # none can, index in it -> index in `needles`), by the tuple of those needles' indexes
     active: dict[tuple[int, ...], tuple[BytesAhoCorasick | None, tuple[int, ...]]]
     reach: int  # the longest needle's length: a slice is searched this far past its end
+    # Whether the noise check treats every digit alike (no digit in a noise regex or needle):
+    # then lines alike but for their digits (timestamps, counters) are noise or not together.
+    noise_blind: bool
 
     @staticmethod
     def of(catalog: Catalog) -> _Compiled:
@@ -259,6 +265,10 @@ class _Compiled:
             within,
             {every: (automaton, every)},
             max(map(len, words)),
+            all(
+                regexcheck.digit_blind(p.regex) and p.needle == p.needle.translate(_NO_DIGITS)
+                for p in catalog.noise
+            ),
         )
 
     def automaton_of(self, done: list[bool]) -> tuple[BytesAhoCorasick | None, tuple[int, ...]]:
@@ -297,6 +307,8 @@ class _Scan:
     strong: dict[str, tuple[int, str]] = field(default_factory=dict)
     soft: dict[str, tuple[int, str]] = field(default_factory=dict)
     memo: dict[bytes, tuple[str | None, str, bool]] = field(default_factory=dict)
+    # a line's first MAX_LINE bytes with every digit 0 -> whether it is noise (`noise_blind`)
+    noise: dict[bytes, bool] = field(default_factory=dict)
     # (line, line after, line before or None) already recorded: the same again changes nothing
     seen: set[tuple[bytes, bytes, bytes | None]] = field(default_factory=set)
     last_error: tuple[int, str] | None = None
@@ -410,22 +422,37 @@ class _Scan:
             self.done[idx] = all(s.id in self.strong for _, s in pats)
 
     def _match(self, raw: bytes, after: bytes) -> tuple[str | None, str, bool]:
+        """(signature or None, the text it matched, whether the line is an info/warning line);
+        the text is the normalized line where no signature matches (empty for a noise line
+        known by its shape: a line alike but for its digits was noise)."""
+        shape = None
+        if self.compiled.noise_blind:
+            shape = raw[:MAX_LINE].translate(_ZEROS)
+            if self.noise.get(shape):
+                return _NOISE
         # Key without a leading timestamp/log prefix: repeated messages differ only there.
         cut = raw.find(b"] ", 0, 160)
         key = raw[cut + 2 :] if cut >= 0 else raw
         key += b"\0" + after[:MAX_LINE]
         hit = self.memo.get(key)
         if hit is None:
-            hit = self.memo[key] = self._match_uncached(raw, after)
+            hit = self.memo[key] = self._match_uncached(raw, after, shape)
             if len(self.memo) > MEMO:  # bounded memory on logs of endless distinct lines
                 self.memo.clear()
         return hit
 
-    def _match_uncached(self, raw: bytes, after: bytes) -> tuple[str | None, str, bool]:
+    def _match_uncached(
+        self, raw: bytes, after: bytes, shape: bytes | None
+    ) -> tuple[str | None, str, bool]:
         head = raw[:MAX_LINE]
         decoded, line = _cleaned(head, head)
         low = line.lower()
-        if self.compiled.is_noise(line, low):
+        noise = self.compiled.is_noise(line, low)
+        if shape is not None:
+            if len(self.noise) >= MEMO:
+                self.noise.clear()
+            self.noise[shape] = noise
+        if noise:
             return None, line, True  # looks like an error, never is
         soft = bool(_SOFT.match(decoded)) or "warning" in low
         nxt: str | None = None

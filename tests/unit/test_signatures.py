@@ -3,6 +3,7 @@ its source), the traps of real logs, and the mechanics (blocks, memory, fingerpr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import tracemalloc
@@ -15,6 +16,8 @@ from hypothesis import strategies as st
 from harness import signatures
 from harness.errors import ConfigError
 from harness.loader import parse_yaml
+from harness.model import Pattern
+from harness.regexcheck import digit_blind
 from harness.scenarios import SIGNATURE_IDS
 from harness.signatures import (
     classify,
@@ -322,3 +325,21 @@ def test_an_error_at_the_end_of_a_huge_line_across_slices_is_found() -> None:
         signatures.SLICE = old
     assert v.signature == "arch_unsupported"
     assert v.secondary == ("gpu_oom",)
+
+
+def test_digit_blind_regexes_are_told_apart() -> None:
+    assert all(map(digit_blind, [r"NCCL INFO ", r"^raise [\w.]+\(", r"\d{2}:\d+", r"[+-:]x{3}"]))
+    assert not any(map(digit_blind, [r"libcuda\.so\.1", r"[0-5]", r"[^7]", r"(a)\1"]))
+
+
+@pytest.mark.parametrize(
+    ("regex", "expected"),
+    [(r"out of memory \(\d\)", "unknown"), (r"out of memory \(7\)", "gpu_oom")],
+)
+def test_a_line_alike_but_for_its_digits_is_noise_only_by_its_own_digits(
+    regex: str, expected: str
+) -> None:
+    """Noise decided once per shape (digits as 0) only where no noise regex names a digit."""
+    catalog = dataclasses.replace(CATALOG, noise=(Pattern(regex=regex, needle="out of memory"),))
+    text = "".join(f"RuntimeError: CUDA error: out of memory ({n})\n" for n in (7, 8))
+    assert classify(text, catalog).signature == expected
