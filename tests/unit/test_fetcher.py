@@ -55,6 +55,7 @@ def index(request: pytest.FixtureRequest) -> Iterator[str]:
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/simple"
     server.shutdown()
+    server.server_close()
 
 
 def wheel(name: str, data: bytes | None = None) -> LockedWheel:
