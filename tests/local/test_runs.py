@@ -337,6 +337,9 @@ def stop(signum, frame):  # as harness.cli does: SIGTERM unwinds like Ctrl-C
     raise KeyboardInterrupt
 
 signal.signal(signal.SIGTERM, stop)
+# Ctrl-C as a terminal delivers it, whatever disposition this process inherited (a job started
+# in the background by a non-interactive shell inherits SIGINT ignored).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 root, venv, ready = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 backend = LocalBackend(root=root, env=os.environ)
 code = f"import os,time; open({ready!r}, 'w').write(str(os.getpid())); time.sleep(300)"
