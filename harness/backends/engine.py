@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
@@ -412,7 +412,7 @@ class Engine:
             f"export {k}={shlex.quote(v)}; " for k, v in sorted((shell_env or {}).items())
         )
         script = exports + script
-        step = activity or _quiet
+        step = activity or (lambda phase: nullcontext())
         with self.container(
             plan.base,
             ["sh", "-c", f"set -x; {script}"],
@@ -423,6 +423,7 @@ class Engine:
             **BUILD_LIMITS,
         ) as c:
             t = time.monotonic()
+            log_path.unlink(missing_ok=True)  # a log left by an earlier build is never reported
             with step("install (RUN steps)"):
                 done = self.finish(c, timeout, log_path=log_path)
             if not log_path.is_file():  # the copy could not be written as it came
@@ -492,11 +493,6 @@ class Engine:
 
 
 LOG_FILE_CAP = 64 << 20  # a build log longer than this is cut (its end is in the error)
-
-
-@contextmanager
-def _quiet(phase: str) -> Iterator[None]:
-    yield
 
 
 def _follow(container: Container, log_path: Path) -> None:
