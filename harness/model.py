@@ -656,6 +656,13 @@ class LockedWheel:
         }
 
 
+def hashed_requirements(head: str, wheels: Sequence[LockedWheel]) -> str:
+    """A requirements file of pinned wheels, each with its sha256, under a comment line."""
+    lines = [f"# {head}"]
+    lines += [f"{w.name}=={w.version} --hash=sha256:{w.sha256}" for w in wheels]
+    return "\n".join(lines) + "\n"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Lock:
     """Every wheel a stack installs, pinned by hash: the image build reads nothing else."""
@@ -673,9 +680,8 @@ class Lock:
         return sum(w.size for w in self.wheels)
 
     def requirements_txt(self) -> str:
-        lines = [f"# stackmatrix lock for {self.slug}: install with --no-index --require-hashes"]
-        lines += [f"{w.name}=={w.version} --hash=sha256:{w.sha256}" for w in self.wheels]
-        return "\n".join(lines) + "\n"
+        head = f"stackmatrix lock for {self.slug}: install with --no-index --require-hashes"
+        return hashed_requirements(head, self.wheels)
 
     def to_json(self) -> dict[str, Any]:
         return {

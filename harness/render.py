@@ -16,10 +16,19 @@ import jinja2
 
 from harness.compat import Knowledge
 from harness.errors import ConfigError, HarnessError
-from harness.model import CudaImage, DockerfilePlan, ImageSpec, Lock, Stack, Variant
+from harness.model import (
+    CudaImage,
+    DockerfilePlan,
+    ImageSpec,
+    Lock,
+    Stack,
+    Variant,
+    hashed_requirements,
+)
 
 FLAVOURS = ("offline", "cuda")
 IMAGE_REPO = "stackmatrix/stack"
+STEP_REPO = "stackmatrix/step"  # an install step's image, shared by the stacks that render it
 # What `docker commit --change` accepts (Docker Engine API, POST /commit `changes`).
 COMMIT_CHANGES = frozenset(
     {"CMD", "ENTRYPOINT", "ENV", "EXPOSE", "LABEL", "ONBUILD", "USER", "VOLUME", "WORKDIR"}
@@ -69,7 +78,8 @@ def render_files(
     templates: Mapping[str, str],
     system_cudnn: bool = False,
 ) -> tuple[str, dict[str, str]]:
-    """The Dockerfile and the files beside it (install.sh, requirements.txt)."""
+    """The Dockerfile and the files beside it: install.sh and requirements.txt, or for the
+    offline flavour shared.txt and cudnn.txt (its two install steps)."""
     reqs_txt = lock.requirements_txt() if lock else "\n".join(plain_requirements) + "\n"
     values = {
         "slug": stack.slug,
@@ -91,7 +101,47 @@ def render_files(
         install = env.get_template("install.sh.j2").render(values)
     except jinja2.TemplateError as exc:
         raise HarnessError(f"images/ template error: {exc}") from None
-    return dockerfile, {"install.sh": install, "requirements.txt": reqs_txt}
+    if flavour != "offline":
+        return dockerfile, {"install.sh": install, "requirements.txt": reqs_txt}
+    return dockerfile, {"install.sh": install, **offline_steps(lock, plain_requirements)}
+
+
+CUDNN_WHEEL = re.compile(r"nvidia-cudnn-cu\d+")  # the package a cuDNN swap pins (requirements)
+
+
+def offline_steps(lock: Lock | None, plain_requirements: list[str]) -> dict[str, str]:
+    """The offline image's two install steps: every wheel but cuDNN's (shared.txt), then
+    cuDNN's (cudnn.txt). Neither names the stack, so stacks that differ only in cuDNN render the
+    same first step and share its layer."""
+    if lock is None:
+        return {
+            "shared.txt": "\n".join(["# the requirements, unlocked", *plain_requirements]) + "\n",
+            "cudnn.txt": "# cuDNN comes with the requirements (unlocked)\n",
+        }
+    cudnn = [w for w in lock.wheels if CUDNN_WHEEL.fullmatch(w.name)]
+    rest = [w for w in lock.wheels if not CUDNN_WHEEL.fullmatch(w.name)]
+    return {
+        "shared.txt": hashed_requirements("every locked wheel but cuDNN's, by hash", rest),
+        "cudnn.txt": hashed_requirements("cuDNN's locked wheels, by hash", cudnn),
+    }
+
+
+def step_refs(plan: DockerfilePlan, files: Mapping[str, str], base_id: str) -> tuple[str, ...]:
+    """A content-addressed tag for the image after each RUN step but the last (the last is the
+    stack's own tag): the hash of the image it starts from, the step's command and every file
+    of the Dockerfile's folder the command names as a word (`/wheelhouse/meta/install.sh`,
+    `shared.txt`). Stacks whose first steps are the same over the same base share that step's
+    image, and its layer."""
+    refs, parent = [], base_id
+    for run in plan.runs[:-1]:
+        h = hashlib.sha256()
+        h.update(f"{parent}\0{run}\0".encode())
+        for name in sorted(files):
+            if re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", run):
+                h.update(f"{name}\0{files[name]}\0".encode())
+        parent = f"{STEP_REPO}:{h.hexdigest()[:16]}"
+        refs.append(parent)
+    return tuple(refs)
 
 
 _CONT = re.compile(r"[ \t]*\\\n\s*")

@@ -8,6 +8,7 @@ engine at all: the image rendered over its base recipe's digest instead of the b
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -31,6 +32,7 @@ from harness.render import (
     image_spec,
     requirements,
     split_dockerfile,
+    step_refs,
 )
 
 BUILD_TIMEOUT = 3600.0
@@ -218,14 +220,14 @@ class Builder:
         *,
         network: bool = False,
         who: str = "",
+        steps: Sequence[str] = (),
     ) -> dict[str, float]:
         """Run + commit with the wheel cache and the Dockerfile's folder (its files) mounted
         read-only; the log streams to reports/logs/build-<log_name>.log (its path said first).
-        The seconds of each phase (install, commit)."""
-        log = self.paths.logs / f"build-{log_name}.log"
-        log.parent.mkdir(parents=True, exist_ok=True)
+        `steps`: a tag for each of the first RUN steps, committed on its own (a step whose tag
+        exists is not run again); the rest run in one container, committed as `ref`. The
+        seconds of each phase (install, commit), summed over the steps."""
         who = who or log_name
-        self.console.step(who, f"build log: {log}")
         phases: dict[str, float] = {}
         scratch = self.paths.cache / "tmp"
         scratch.mkdir(parents=True, exist_ok=True)
@@ -239,20 +241,40 @@ class Builder:
             if ca is not None:  # behind a TLS-inspecting proxy pip needs the host's CA bundle
                 shutil.copyfile(ca, meta / "host-ca.crt")
                 shell_env["PIP_CERT"] = "/wheelhouse/meta/host-ca.crt"
-            self.backend.commit_build(
-                plan,
-                ref,
-                log_path=log,
-                timeout=BUILD_TIMEOUT,
-                mounts=[
-                    Mount(self.wheels.dir, "/wheelhouse/wheels"),
-                    Mount(meta, "/wheelhouse/meta"),
-                ],
-                network=network,
-                shell_env=shell_env,
-                activity=lambda phase: self.console.activity(who, phase),
-                phases=phases,
-            )
+            mounts = [Mount(self.wheels.dir, "/wheelhouse/wheels"), Mount(meta, "/wheelhouse/meta")]
+
+            def commit(part: DockerfilePlan, tag: str, log_name: str) -> None:
+                log = self.paths.logs / f"build-{log_name}.log"
+                log.parent.mkdir(parents=True, exist_ok=True)
+                self.console.step(who, f"build log: {log}")
+                took: dict[str, float] = {}
+                self.backend.commit_build(
+                    part,
+                    tag,
+                    log_path=log,
+                    timeout=BUILD_TIMEOUT,
+                    mounts=mounts,
+                    network=network,
+                    shell_env=shell_env,
+                    activity=lambda phase: self.console.activity(who, phase),
+                    phases=took,
+                )
+                for k, v in took.items():
+                    phases[k] = phases.get(k, 0.0) + v
+
+            parent, total = plan.base, len(plan.runs)
+            for i, (run, tag) in enumerate(zip(plan.runs, steps, strict=False), 1):
+                if self.backend.image_id(tag) is not None:
+                    self.console.step(who, f"step {i}/{total} ({run}): cache hit {tag}")
+                else:
+                    self.console.step(who, f"step {i}/{total} ({run}) -> {tag}")
+                    step = DockerfilePlan(base=parent, runs=(run,), changes=_step_changes(run))
+                    commit(step, tag, f"{log_name}.step-{i}")
+                parent = tag
+            rest = replace(plan, base=parent, runs=plan.runs[len(steps) :])
+            if steps:
+                self.console.step(who, f"step {len(steps) + 1}/{total} -> {ref}")
+            commit(rest, ref, log_name)
         return phases
 
     def render(self, stack: Stack) -> ImageSpec:
@@ -386,7 +408,11 @@ class Builder:
         waited = time.monotonic() - t
         self.console.step(slug, f"building {spec.ref} (downloaded {human_bytes(downloaded)})")
         phases = {"download": waited}
-        phases.update(self._run_commit(spec.plan, spec.ref, spec.files, spec.dockerfile, slug))
+        base_id = self.backend.image_id(spec.plan.base) or spec.plan.base
+        steps = step_refs(spec.plan, dict(spec.files), base_id)
+        phases.update(
+            self._run_commit(spec.plan, spec.ref, spec.files, spec.dockerfile, slug, steps=steps)
+        )
         size = self.backend.image_size(spec.ref)
         seconds = time.monotonic() - t
         said = ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())
@@ -444,3 +470,8 @@ class Builder:
                 help="remove unused images (`docker image prune`, old stackmatrix/stack tags) "
                 "or give Docker more disk, then run the same command",
             )
+
+
+def _step_changes(run: str) -> tuple[str, ...]:
+    """A step's image says what it is, and runs a shell rather than its install command."""
+    return (f"LABEL stackmatrix.step={json.dumps(run)}", 'CMD ["sh"]')

@@ -9,7 +9,7 @@ import pytest
 from harness.compat import parse_knowledge, read_knowledge_docs
 from harness.errors import ConfigError, HarnessError
 from harness.lock import read_lock
-from harness.model import Stack
+from harness.model import DockerfilePlan, ImageSpec, Stack
 from harness.render import (
     content_ref,
     cuda_base_ref,
@@ -18,6 +18,7 @@ from harness.render import (
     render_files,
     requirements,
     split_dockerfile,
+    step_refs,
 )
 from tests.conftest import FIXTURES, ROOT
 from tests.unit.golden import check_golden
@@ -71,9 +72,17 @@ def test_offline_golden_with_its_committed_lock() -> None:
     files = dict(spec.files)
     assert "--no-index --find-links /wheelhouse/wheels" in files["install.sh"]
     assert "--require-hashes" in files["install.sh"]
-    assert files["requirements.txt"].count("--hash=sha256:") == len(lock.wheels)
+    hashed = files["shared.txt"].count("--hash=sha256:") + files["cudnn.txt"].count("--hash=")
+    assert hashed == len(lock.wheels)
+    assert [ln.split("==")[0] for ln in files["cudnn.txt"].splitlines()[1:]] == [
+        "nvidia-cudnn-cu13"
+    ]
+    assert "nvidia-cudnn" not in files["shared.txt"]
     assert spec.plan.base == "stackmatrix/base:debian12-py3.11-TEST"
-    assert spec.plan.runs == ("sh /wheelhouse/meta/install.sh",)
+    assert spec.plan.runs == (
+        "sh /wheelhouse/meta/install.sh shared.txt",
+        "sh /wheelhouse/meta/install.sh cudnn.txt",
+    )
     assert [c.split()[0] for c in spec.plan.changes] == ["LABEL", "ENV", "USER", "WORKDIR", "CMD"]
 
 
@@ -139,3 +148,35 @@ def test_templates_are_strict() -> None:
             plain_requirements=["x==1"],
             templates=broken,
         )
+
+
+def _offline(slug: str, base_id: str = "sha256:TEST") -> tuple[ImageSpec, tuple[str, ...]]:
+    s = stack(slug)
+    lock = read_lock(ROOT / "images" / "locks" / f"{s.slug}.json")
+    assert lock is not None
+    spec = image_spec(
+        s, kb=KB, lock=lock, base_ref="stackmatrix/base:x", base_id=base_id, templates=TEMPLATES
+    )
+    return spec, step_refs(spec.plan, dict(spec.files), base_id)
+
+
+def test_stacks_that_differ_only_in_cudnn_share_their_first_step() -> None:
+    a, steps_a = _offline("torch 2.15.0 13.2 9.13.0.50 3.11 offline")
+    b, steps_b = _offline("torch 2.15.0 13.2 9.26.0.51 3.11 offline")
+    _tf, steps_tf = _offline("tensorflow 2.21.0 12.5 9.3.0.75 3.11 offline")
+    assert len(steps_a) == 1 and steps_a[0].startswith("stackmatrix/step:")
+    assert steps_a == steps_b  # the same wheels but cuDNN's, over the same base
+    assert a.ref != b.ref  # the stacks themselves stay apart
+    assert steps_tf != steps_a
+    assert _offline("torch 2.15.0 13.2 9.26.0.51 3.11 offline", "sha256:OTHER")[1] != steps_b
+
+
+def test_a_step_hashes_the_files_it_names_and_no_other() -> None:
+    plan = DockerfilePlan(base="b", runs=("sh /m/install.sh shared.txt", "sh x"), changes=())
+    files = {"install.sh": "i", "shared.txt": "s", "cudnn.txt": "c", "shared.txt.bak": "z"}
+    ref = step_refs(plan, files, "sha256:1")
+    assert step_refs(plan, {**files, "cudnn.txt": "other"}, "sha256:1") == ref
+    assert step_refs(plan, {**files, "shared.txt.bak": "other"}, "sha256:1") == ref
+    assert step_refs(plan, {**files, "shared.txt": "other"}, "sha256:1") != ref
+    assert step_refs(plan, {**files, "install.sh": "other"}, "sha256:1") != ref
+    assert step_refs(replace(plan, runs=plan.runs[1:]), files, "sha256:1") == ()
