@@ -21,7 +21,7 @@ from harness.compat import parse_knowledge, read_knowledge_docs
 from harness.console import Console
 from harness.lock import LockError, WheelCache, cache_root, resolve
 from harness.model import DockerfilePlan, ImageJob, Lock, Mount, Stack
-from harness.render import offline_spec, read_templates
+from harness.render import offline_spec, read_templates, step_refs
 from tests.conftest import ROOT, harness_cli
 
 ENV = dict(os.environ)
@@ -119,6 +119,33 @@ def test_small_stack_builds_runs_and_is_a_cache_hit(
     assert again.status == "cache-hit"
     assert again.downloaded == 0
     assert again.seconds < 5
+    # The first install step is its own image, found by its tag by the next stack that renders it.
+    [step] = step_refs(spec.plan, dict(spec.files), base.image_id)
+    fresh_ref.append(step)
+    assert backend.image_id(step) is not None
+    assert backend.image_labels(step)["stackmatrix.step"] == spec.plan.runs[0]
+    backend.remove_image(spec.ref)
+    rebuilt = builder.build(job)
+    assert rebuilt.status == "built" and set(rebuilt.phases) == {"download", "install", "commit"}
+
+
+def test_a_failed_step_names_its_log_and_leaves_no_step_image(
+    builder: Builder, backend: Engine, base: Base, numpy_lock: Lock, fresh_ref: list[str]
+) -> None:
+    """A first step that fails stops the build there: no step image, no stack image, its own
+    log named."""
+    spec = offline_spec(
+        NUMPY_STACK, lock=numpy_lock, base_ref=base.ref, base_id=base.image_id,
+        templates={**builder.templates, "install.sh.j2": "echo broken-step; exit 3\n"},
+    )  # fmt: skip
+    [step] = step_refs(spec.plan, dict(spec.files), base.image_id)
+    fresh_ref += [spec.ref, step]
+    with pytest.raises(BuildFailed) as err:
+        builder.build(ImageJob(spec=spec, cells=()))
+    text = err.value.render()
+    assert "failed with exit status 3 at step: sh /wheelhouse/meta/install.sh shared.txt" in text
+    assert f"build-{NUMPY_STACK.slug}.step-1.log" in text
+    assert backend.image_id(step) is None and backend.image_id(spec.ref) is None
 
 
 def test_the_image_build_has_no_network(
