@@ -85,8 +85,18 @@ def parse(log: Path) -> dict[str, object]:
                 "size": m.group("size"),
             })  # fmt: skip
     phases["stacks"] = stacks
-    cells = [float(m.group("s")) for _, text in lines if (m := _CELL.match(text))]
-    phases["cells"] = {"count": len(cells), "seconds": round(sum(cells), 1)}
+    cells = [(t, float(m.group("s"))) for t, text in lines if (m := _CELL.match(text))]
+    built = [t for t, text in lines if _BUILT.match(text)]
+    # With --jobs N cells overlap each other and the next image's build: `seconds` sums every
+    # cell's own time, `wall` is from the first cell's start to the last cell's end.
+    phases["cells"] = {
+        "count": len(cells),
+        "seconds": round(sum(s for _, s in cells), 1),
+        "wall": round(cells[-1][0] - min(t - s for t, s in cells), 1) if cells else None,
+        "after_last_build": round(cells[-1][0] - built[-1], 1) if cells and built else None,
+    }
+    phases["nox_setup"] = at(r"nox > harness run --dry-run")
+    phases["builds_done_at"] = built[-1] if built else None
     out["phases"] = phases
     return out
 
