@@ -230,9 +230,7 @@ def _loop(
         catalog=loaded.catalog,
         console=Console(),
         wheels=WheelCache(cache_root(os.environ)),
-        drivers=DriverStore(loaded.drivers, cache_root(os.environ)).folder
-        if loaded.drivers
-        else None,
+        drivers=DriverStore(loaded.drivers, cache_root(os.environ)) if loaded.drivers else None,
         machine=host.machine(),
         force=force,
         keep=keep,

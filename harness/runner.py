@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Protocol
 
 from harness.backends import Backend, NotRunnableHere, PrepareFailed, Target
 from harness.console import Console, human_seconds
@@ -97,6 +98,22 @@ class Work:
 
 Identity = Callable[[Stack], "str | None"]
 DriverFolder = Callable[[str], Path]  # a placed driver's folder (fetched on first use)
+
+
+class Drivers(Protocol):
+    """Where placed drivers' folders come from (harness.backends.driverstore.DriverStore)."""
+
+    def folder(self, driver: str) -> Path:
+        """The driver's folder, fetched now, or waited for while a prefetch fetches it."""
+        ...
+
+    def prefetch(self, drivers: Sequence[str]) -> None:
+        """Start fetching these in the background, one after the other."""
+        ...
+
+    def close(self) -> None:
+        """Stop a fetch in flight, leaving nothing half-written, and wait for it."""
+        ...
 
 
 def cell_ops(cell: Cell, scenarios: Mapping[str, Scenario]) -> tuple[FaultOp, ...]:
@@ -294,7 +311,7 @@ class Loop:
     catalog: Catalog
     console: Console
     wheels: WheelCache
-    drivers: DriverFolder | None = None  # where a placed driver's files come from
+    drivers: Drivers | None = None  # where a placed driver's files come from
     machine: Machine = field(default_factory=Machine)
     force: bool = False
     keep: Callable[[ProbeRun], None] | None = None  # sees each probe run (reproduce prints it)
@@ -324,6 +341,8 @@ def run_plan(plan: Plan, loop: Loop) -> tuple[list[RunResult], int]:
         raise fault.after(tally.done, len(plan.cells)) from None
     finally:
         _close(loop.backend)
+        if loop.drivers is not None:
+            loop.drivers.close()
     return tally.results, tally.hits
 
 
@@ -356,6 +375,9 @@ def _run_stacks(plan: Plan, loop: Loop, tally: Tally) -> None:
     count.total = len(plan.cells)
     runs = [[w for w in t if w.action == "run"] for t in todos]
     count.to_run = sum(len(r) for r in runs)
+    if loop.drivers is not None:  # the first cell that places a driver finds it fetched
+        placed = (w.cell.driver for r in runs for w in r if w.cell.driver != NO_DRIVER)
+        loop.drivers.prefetch(list(dict.fromkeys(placed)))
     _prefetch(loop.backend, [s for (s, _), r in zip(stacks, runs, strict=True) if r])
     for (stack, _), every, todo in zip(stacks, todos, runs, strict=True):
         tally.hits += sum(w.action == "cached" for w in every)
@@ -405,9 +427,11 @@ def machine_fault(exc: BaseException) -> MachineFault | None:
 def _run_cell(loop: Loop, w: Work, key: str, target: Target, *, gpu: bool) -> RunResult:
     t, started = time.monotonic(), _now()
     status, observed, error = Status.ERRORED, None, None
+    drivers = loop.drivers.folder if loop.drivers is not None else None
     try:
-        spec = spec_for(w.ops, target, loop.wheels, gpu=gpu, drivers=loop.drivers)
+        # A first use fetches what the run mounts (a driver, another wheel): shown as it runs.
         with loop.console.activity(loop.count.next(), f"{w.cell.id}: running"):
+            spec = spec_for(w.ops, target, loop.wheels, gpu=gpu, drivers=drivers)
             run = probe_run(loop.backend, spec, target)
         if loop.keep is not None:
             loop.keep(run)
