@@ -62,6 +62,7 @@ PROBE_DIR = Path(__file__).resolve().parent / "probes"
 PROBE_MOUNT = "/probe"
 FAULT_MOUNTS = "/faults"
 PROBE_DIGEST = hashlib.sha256((PROBE_DIR / "stageprobe.py").read_bytes()).hexdigest()
+WAKE = 0.2  # seconds between the main thread's looks while it waits for the cells' threads
 
 
 @dataclass(frozen=True, slots=True)
@@ -534,20 +535,28 @@ class _Cells:
         self.loop, self.tally, self.gpu = loop, tally, gpu
         self.queue: queue.SimpleQueue[tuple[Work, str, Target] | None] = queue.SimpleQueue()
         self.stopping = Event()  # set: no cell starts, and one that ends is `interrupted`
-        self.threads: list[Thread] = []
+        self.threads: list[tuple[Thread, Event]] = []  # each with its end, set as it returns
         self._failure: list[BaseException] = []
 
     def grow(self, workers: int) -> None:
         """Start threads until `workers` take cells."""
         while len(self.threads) < workers:
-            t = Thread(target=self._work, name=f"cell-{len(self.threads) + 1}", daemon=True)
+            ended = Event()
+            name = f"cell-{len(self.threads) + 1}"
+            t = Thread(target=self._work, args=(ended,), name=name, daemon=True)
+            self.threads.append((t, ended))
             t.start()
-            self.threads.append(t)
 
     def put(self, w: Work, key: str, target: Target) -> None:
         self.queue.put((w, key, target))
 
-    def _work(self) -> None:
+    def _work(self, ended: Event) -> None:
+        try:
+            self._take()
+        finally:
+            ended.set()
+
+    def _take(self) -> None:
         while (item := self.queue.get()) is not None:
             if self.stopping.is_set():
                 continue  # queued, never started: no result (as after Ctrl-C one at a time)
@@ -581,10 +590,7 @@ class _Cells:
 
     def finish(self) -> None:
         """Wait for every queued cell to land (Ctrl-C interrupts the wait)."""
-        for _ in self.threads:
-            self.queue.put(None)
-        for t in self.threads:
-            t.join()
+        self._join()
         self.check()
 
     def close(self) -> None:
@@ -592,9 +598,18 @@ class _Cells:
         self.halt()
         if self.loop.drivers is not None:
             self.loop.drivers.close()
+        self._join()
+
+    def _join(self) -> None:
+        """Every thread told to end once the queue is done, and waited for: in short timed waits,
+        so that this (main) thread runs a signal handler soon even when the kernel delivered the
+        signal to another thread, and never by a bare `Thread.join`, which Ctrl-C can interrupt
+        after marking a live thread ended (CPython 3.11)."""
         for _ in self.threads:
             self.queue.put(None)
-        for t in self.threads:
+        for t, ended in self.threads:
+            while not ended.wait(WAKE):
+                pass
             t.join()
 
 

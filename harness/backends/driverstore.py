@@ -232,6 +232,7 @@ class DriverStore:
         self._failed: dict[str, tuple[Exception, TracebackType | None]] = {}
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
+        self._ended = threading.Event()  # set as the prefetch thread returns
 
     def folder(self, driver: str) -> Path:
         """The driver's folder, fetched and unpacked on first use. A fetch of it in flight (a
@@ -263,10 +264,20 @@ class DriverStore:
         its thread: nothing is left half-written when the process exits. No fetch starts after."""
         self._cancel.set()
         if self._thread is not None:
+            # Timed waits, never a bare join: Ctrl-C interrupting `Thread.join` can mark a live
+            # thread as ended (CPython 3.11).
+            while not self._ended.wait(0.5):
+                pass
             self._thread.join()
             self._thread = None
 
     def _fetch_all(self, drivers: Sequence[str]) -> None:
+        try:
+            self._fetch_each(drivers)
+        finally:
+            self._ended.set()
+
+    def _fetch_each(self, drivers: Sequence[str]) -> None:
         for driver in drivers:
             entry = self.lock.get(driver)
             assert entry is not None  # prefetch kept only the lock's drivers

@@ -10,7 +10,9 @@ from __future__ import annotations
 import collections
 import dataclasses
 import io
+import os
 import re
+import signal
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -228,6 +230,30 @@ def test_ctrl_c_kills_the_cells_in_flight_and_abandons_the_prepare(tmp_path: Pat
     got = {str(r["cell"]): r["status"] for r in records(tmp_path / "results")}
     assert got == {cells[0].id: "interrupted", cells[1].id: "interrupted"}
     assert not [t for t in threading.enumerate() if t.name.startswith("cell-")], "joined"
+
+
+def test_a_real_ctrl_c_while_waiting_for_the_cells_waits_for_their_records(
+    tmp_path: Path,
+) -> None:
+    """SIGINT while this thread waits for two running cells: both are killed and journaled
+    before the interrupt propagates (a bare Thread.join, interrupted, would let it go first)."""
+    both = threading.Barrier(2)
+
+    def on_run(stack: Stack, scenario: str) -> Finished | None:
+        if both.wait(WAIT) == 0:
+            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        assert backend.halted.wait(WAIT)
+        # A killed container takes a moment to be waited for and removed; the first thread's
+        # (the one waited for first) longest.
+        time.sleep(1.0 if threading.current_thread().name == "cell-1" else 0.1)
+        return KILLED
+
+    backend = Watched({}, on_run=on_run, seconds=0)
+    loop, _ = make_loop(backend, tmp_path / "results", tmp_path, jobs=2)
+    with pytest.raises(KeyboardInterrupt):
+        run_plan(plan(*cells_of(TORCH_STACK, names="abc")), loop)
+    assert backend.now["run"] == 0, "no run outlives the interrupt"
+    assert [r["status"] for r in records(tmp_path / "results")] == ["interrupted"] * 2
 
 
 def test_cache_hits_are_skipped_and_rerun_runs_them_again(tmp_path: Path) -> None:
