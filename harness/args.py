@@ -14,6 +14,7 @@ from harness.model import Where
 from harness.plan import FORMATS
 
 Command = Callable[[argparse.Namespace, Sequence[str]], int]
+MAX_JOBS = 8  # `harness run --jobs`: a cell in flight holds one of the engine client's 10 sockets
 
 
 def argv_where(argv: Sequence[str], option: str) -> Where:
@@ -92,6 +93,15 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
         action="store_true",
         help="run every selected cell again on this machine, even where the journal has its "
         "result (the new result is appended; the report reads the latest)",
+    )
+    u.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run up to N things at once: one image build at a time, and the cells of the stacks "
+        "already built (default: 2 with Docker when no cell needs a GPU, else 1; at most "
+        f"{MAX_JOBS})",
     )
     u.add_argument(
         "--dry-run",

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from harness import host, inputs
-from harness.args import argv_where, build_parser
+from harness.args import MAX_JOBS, argv_where, build_parser
 from harness.backends import Backend
 
 if TYPE_CHECKING:
@@ -215,6 +215,28 @@ def cmd_build(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
+def jobs_of(args: argparse.Namespace, argv: Sequence[str], plan: Plan) -> int:
+    """--jobs, checked; without it 2 for Docker cells that need no GPU (a build overlaps the
+    cells before it, two cells share the cores), else 1."""
+    jobs: int | None = args.jobs
+    if jobs is None:
+        return 2 if args.backend == "docker" and plan.driver.version is None else 1
+    where = argv_where(argv, "--jobs")
+    if not 1 <= jobs <= MAX_JOBS:
+        raise ConfigError(
+            f"--jobs {jobs}: give a number from 1 to {MAX_JOBS}",
+            where=where,
+            help="--jobs 1 runs one thing at a time; 2 builds the next image while cells run",
+        )
+    if jobs > 1 and args.backend == "local":
+        raise ConfigError(
+            f"--jobs {jobs}: the local backend runs one thing at a time",
+            where=where,
+            help="drop --jobs (or give --jobs 1), or run the cells with --backend docker",
+        )
+    return jobs
+
+
 def _loop(
     args: argparse.Namespace,
     loaded: Loaded,
@@ -222,6 +244,7 @@ def _loop(
     *,
     force: bool = False,
     keep: Callable[[ProbeRun], None] | None = None,
+    jobs: int = 1,
 ) -> Loop:
     return Loop(
         backend=backend,
@@ -230,12 +253,11 @@ def _loop(
         catalog=loaded.catalog,
         console=Console(),
         wheels=WheelCache(cache_root(os.environ)),
-        drivers=DriverStore(loaded.drivers, cache_root(os.environ)).folder
-        if loaded.drivers
-        else None,
+        drivers=DriverStore(loaded.drivers, cache_root(os.environ)) if loaded.drivers else None,
         machine=host.machine(),
         force=force,
         keep=keep,
+        jobs=jobs,
     )
 
 
@@ -245,6 +267,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     console = Console()
     backend, plan = backend_for(args, argv, loaded, console)
     plan = selected(plan, args, argv)
+    jobs = jobs_of(args, argv, plan)
     if args.dry_run:
         done = {} if args.rerun else finished(Path(args.results))
         items = work(plan, loaded.scenarios, backend.identity, done, catalog=loaded.catalog.digest)
@@ -262,7 +285,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         )
     _sweep(backend, console)
     atomic_write(Path(args.results) / "plan.json", render(plan, "json"))
-    results, hits = run_plan(plan, _loop(args, loaded, backend, force=args.rerun))
+    results, hits = run_plan(plan, _loop(args, loaded, backend, force=args.rerun, jobs=jobs))
     drift = [r for r in results if r.drift]
     console.line(
         f"{len(plan.cells)} cells: {len(results)} run, {hits} cache hits, {len(drift)} drift; "

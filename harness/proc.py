@@ -1,5 +1,8 @@
 """The one way the harness starts a child process: timeout, and Ctrl-C -> terminate -> kill.
 
+Ctrl-C reaches only the main thread: a child started by another thread is stopped the same way
+when its `cancel` event is set, and `run` then raises `Cancelled`.
+
 (nox's popen.py and tox's execute/api.py keep the same single choke point.)
 """
 
@@ -17,6 +20,7 @@ from typing import IO
 from harness.model import ProcResult
 
 GRACE_SECONDS = 5.0
+POLL_SECONDS = 0.2  # how often a child with a `cancel` event checks it
 CAPTURE_LIMIT = 16 << 20  # bytes kept of each of stdout and stderr: the head and the tail
 _CHUNK = 64 << 10
 
@@ -46,6 +50,10 @@ class _Capture(threading.Thread):
         return text.replace("\r\n", "\n").replace("\r", "\n")  # as text=True reads it
 
 
+class Cancelled(Exception):
+    """A child was stopped because its `cancel` event was set (the run that wanted it ended)."""
+
+
 def alive(pid: int) -> bool:
     """Whether a process with this pid exists (finds what a harness killed with -9 left)."""
     if pid <= 0:
@@ -66,12 +74,17 @@ def run(
     env: Mapping[str, str] | None = None,
     group: bool = False,
     capture_limit: int = CAPTURE_LIMIT,
+    cancel: threading.Event | None = None,
 ) -> ProcResult:
     """Run argv, capture its text output. A missing program is a result (returncode None).
 
     `group`: the child leads its own session and stopping it signals the whole group, so what it
     started (a container's worth of processes, without the container) goes too, and a grandchild
-    holding the output pipe cannot keep us waiting after the timeout."""
+    holding the output pipe cannot keep us waiting after the timeout. `cancel`: once it is set,
+    the child is stopped as on Ctrl-C and `Cancelled` is raised (it is checked every
+    POLL_SECONDS; a set event starts nothing)."""
+    if cancel is not None and cancel.is_set():
+        raise Cancelled(f"{argv[0]}: not started, its run was cancelled")
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -94,9 +107,14 @@ def run(
     readers = [_Capture(proc.stdout, capture_limit), _Capture(proc.stderr, capture_limit)]
     for r in readers:
         r.start()
-    timed_out = False
+    timed_out = cancelled = False
     try:
-        proc.wait(timeout=timeout)
+        if cancel is None:
+            proc.wait(timeout=timeout)
+        else:
+            cancelled = _wait(proc, timeout, cancel)
+            if cancelled:
+                _stop(proc, group)
     except subprocess.TimeoutExpired:
         timed_out = True
         _stop(proc, group)
@@ -109,6 +127,8 @@ def run(
         for pipe in (proc.stdout, proc.stderr):
             with contextlib.suppress(OSError):
                 pipe.close()
+    if cancelled:
+        raise Cancelled(f"{argv[0]}: stopped, its run was cancelled")
     out, err = readers[0].text(), readers[1].text()
     return ProcResult(
         argv=tuple(argv),
@@ -118,6 +138,21 @@ def run(
         seconds=time.monotonic() - start,
         timed_out=timed_out,
     )
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float, cancel: threading.Event) -> bool:
+    """Wait for the child as `proc.wait(timeout)` does, or until `cancel` is set: whether it was."""
+    deadline = time.monotonic() + timeout
+    while not cancel.is_set():
+        left = deadline - time.monotonic()
+        try:
+            proc.wait(timeout=max(0.0, min(POLL_SECONDS, left)))
+        except subprocess.TimeoutExpired:
+            if left <= POLL_SECONDS:
+                raise
+            continue
+        return False
+    return True
 
 
 def _stop(proc: subprocess.Popen[bytes], group: bool = False) -> None:

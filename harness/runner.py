@@ -4,17 +4,23 @@ backend, its probe's events judged by the catalog, journaled as it lands. Every 
 a RunResult; a stack that cannot be prepared makes its cells `errored` and the others go on;
 only Ctrl-C propagates (after an `interrupted` record). It imports the backend protocol, never a
 backend module.
+
+With `jobs` > 1 (`harness run --jobs N`) up to N things run at once: the stacks are prepared one
+at a time in plan order, each while the cells of those before it run on the other slots.
 """
 
 from __future__ import annotations
 
 import hashlib
+import queue
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from threading import Event, Lock, Thread
+from typing import Protocol
 
 from harness.backends import Backend, NotRunnableHere, PrepareFailed, Target
 from harness.console import Console, human_seconds
@@ -56,6 +62,7 @@ PROBE_DIR = Path(__file__).resolve().parent / "probes"
 PROBE_MOUNT = "/probe"
 FAULT_MOUNTS = "/faults"
 PROBE_DIGEST = hashlib.sha256((PROBE_DIR / "stageprobe.py").read_bytes()).hexdigest()
+WAKE = 0.2  # seconds between the main thread's looks while it waits for the cells' threads
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +104,22 @@ class Work:
 
 Identity = Callable[[Stack], "str | None"]
 DriverFolder = Callable[[str], Path]  # a placed driver's folder (fetched on first use)
+
+
+class Drivers(Protocol):
+    """Where placed drivers' folders come from (harness.backends.driverstore.DriverStore)."""
+
+    def folder(self, driver: str) -> Path:
+        """The driver's folder, fetched now, or waited for while a prefetch fetches it."""
+        ...
+
+    def prefetch(self, drivers: Sequence[str]) -> None:
+        """Start fetching these in the background, one after the other."""
+        ...
+
+    def close(self) -> None:
+        """Stop a fetch in flight, leaving nothing half-written, and wait for it."""
+        ...
 
 
 def cell_ops(cell: Cell, scenarios: Mapping[str, Scenario]) -> tuple[FaultOp, ...]:
@@ -257,13 +280,14 @@ def drifted(expected: Expectation, status: Status, observed: Observed | None) ->
 @dataclass(slots=True)
 class Count:
     """Where a run is, for its lines: `[i/N]` over the plan's cells, and an ETA from the cells
-    run so far (image builds not counted)."""
+    run so far (image builds not counted), `slots` of them at a time."""
 
     total: int = 0
     to_run: int = 0  # cells still to run in this process
     seen: int = 0
     ran: int = 0
     seconds: float = 0.0
+    slots: int = 1  # cells run at once (--jobs)
 
     def tick(self, seconds: float | None = None) -> str:
         """The prefix of the next cell's line; `seconds`: it ran (and took that long)."""
@@ -275,13 +299,17 @@ class Count:
         return f"run {self.seen}/{self.total}" if self.total else "run"
 
     def next(self) -> str:
-        """The prefix the cell running now will have."""
+        """The prefix the cell running now will have (several at once: which one lands first
+        is not known, so no number)."""
+        if self.slots > 1:
+            return "run"
         return f"run {self.seen + 1}/{self.total}" if self.total else "run"
 
     def eta(self) -> str:
+        """The cells left times the mean cell's seconds, over the slots they share."""
         if not self.ran or not self.to_run:
             return ""
-        return f", ETA {human_seconds(self.seconds / self.ran * self.to_run)}"
+        return f", ETA {human_seconds(self.seconds / self.ran * self.to_run / self.slots)}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -294,11 +322,14 @@ class Loop:
     catalog: Catalog
     console: Console
     wheels: WheelCache
-    drivers: DriverFolder | None = None  # where a placed driver's files come from
+    drivers: Drivers | None = None  # where a placed driver's files come from
     machine: Machine = field(default_factory=Machine)
     force: bool = False
     keep: Callable[[ProbeRun], None] | None = None  # sees each probe run (reproduce prints it)
     count: Count = field(default_factory=Count)
+    jobs: int = 1  # things at once: 1, one after the other; more, one prepare and the cells
+    # One at a time: a journal append with its line and count, a cache hit said, a result kept.
+    serial: Lock = field(default_factory=Lock)
 
 
 @dataclass(slots=True)
@@ -324,6 +355,8 @@ def run_plan(plan: Plan, loop: Loop) -> tuple[list[RunResult], int]:
         raise fault.after(tally.done, len(plan.cells)) from None
     finally:
         _close(loop.backend)
+        if loop.drivers is not None:
+            loop.drivers.close()
     return tally.results, tally.hits
 
 
@@ -354,41 +387,230 @@ def _run_stacks(plan: Plan, loop: Loop, tally: Tally) -> None:
     ]
     count = loop.count
     count.total = len(plan.cells)
+    count.slots = loop.jobs
     runs = [[w for w in t if w.action == "run"] for t in todos]
     count.to_run = sum(len(r) for r in runs)
+    if loop.drivers is not None:  # the first cell that places a driver finds it fetched
+        placed = (w.cell.driver for r in runs for w in r if w.cell.driver != NO_DRIVER)
+        loop.drivers.prefetch(list(dict.fromkeys(placed)))
     _prefetch(loop.backend, [s for (s, _), r in zip(stacks, runs, strict=True) if r])
+    keys = Keys(done=done, driver=driver, catalog=digest)
+    gpu = plan.driver.version is not None
+    if loop.jobs > 1:
+        listed = [(s, e, t) for (s, _), e, t in zip(stacks, todos, runs, strict=True)]
+        _run_together(loop, tally, keys, listed, gpu=gpu)
+        return
     for (stack, _), every, todo in zip(stacks, todos, runs, strict=True):
-        tally.hits += sum(w.action == "cached" for w in every)
-        for w in every:
-            if w.action == "cached":
-                loop.console.step(count.tick(), f"{w.cell.id}: cache hit")
-            elif w.action != "run":
-                loop.console.step(count.tick(), f"{w.cell.id}: {w.action}")
+        _say_left(loop, tally, every)
         if not todo:
             continue
         with loop.console.group(stack.slug):
+            target = _prepared(loop, tally, stack, todo)
+            if target is None:
+                continue
+            for w, key in _to_run(loop, tally, keys, todo, target):
+                out.append(_run_cell(loop, w, key, target, gpu=gpu))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Keys:
+    """What a cell's key is made of besides its stack, and the journal's final keys."""
+
+    done: Mapping[str, str]
+    driver: str
+    catalog: str
+
+
+def _say_left(loop: Loop, tally: Tally, every: Sequence[Work]) -> None:
+    """A stack's cells that will not run: cache hits, and those not run here."""
+    with loop.serial:
+        tally.hits += sum(w.action == "cached" for w in every)
+        for w in every:
+            if w.action == "cached":
+                loop.console.step(loop.count.tick(), f"{w.cell.id}: cache hit")
+            elif w.action != "run":
+                loop.console.step(loop.count.tick(), f"{w.cell.id}: {w.action}")
+
+
+def _prepared(
+    loop: Loop, tally: Tally, stack: Stack, todo: Sequence[Work], stopping: Event | None = None
+) -> Target | None:
+    """The stack prepared, or None: it could not be, and its cells are errored."""
+    try:
+        target = loop.backend.prepare(stack)
+    except (PrepareFailed, LockError) as exc:  # this stack's failure is data
+        _all_errored(loop, tally, stack, todo, exc.render(), stopping=stopping)
+        return None
+    except HarnessError:  # the machine's (no engine, say): every stack would fail
+        raise
+    except Exception as exc:  # a harness bug: this stack's cells are errored, not lost
+        fault = machine_fault(exc)
+        if fault is not None:
+            raise fault from None
+        _all_errored(loop, tally, stack, todo, _trace(exc), stopping=stopping)
+        return None
+    loop.console.step(loop.backend.name, f"{stack.slug}: {target.status} {target.ref}")
+    return target
+
+
+def _all_errored(
+    loop: Loop,
+    tally: Tally,
+    stack: Stack,
+    todo: Sequence[Work],
+    error: str,
+    *,
+    stopping: Event | None,
+) -> None:
+    """Each cell of a stack that could not be prepared, errored; none when the run is
+    `stopping` (its containers killed, a build among them): that failure says nothing."""
+    if stopping is not None and stopping.is_set():
+        return
+    errored = [_errored(loop, w, stack, error) for w in todo]
+    with loop.serial:
+        tally.results += errored
+
+
+def _to_run(
+    loop: Loop, tally: Tally, keys: Keys, todo: Sequence[Work], target: Target
+) -> Iterator[tuple[Work, str]]:
+    """Each cell of a prepared stack with its key, but those the journal has (known only now
+    that the stack is prepared): said as cache hits."""
+    for w in todo:
+        key = cell_key(w.cell, target.identity, w.ops, keys.driver, keys.catalog)
+        if keys.done.get(w.cell.id) != key:
+            yield w, key
+            continue
+        with loop.serial:
+            tally.hits += 1
+            loop.count.to_run -= 1
+            loop.console.step(loop.count.tick(), f"{w.cell.id}: cache hit")
+
+
+# ---------------------------------------------------------------- several at once
+
+
+Stacked = tuple[Stack, Sequence[Work], Sequence[Work]]  # a stack, all its cells, those to run
+
+
+def _run_together(
+    loop: Loop, tally: Tally, keys: Keys, stacks: Sequence[Stacked], *, gpu: bool
+) -> None:
+    """Up to `loop.jobs` things at once. This thread prepares the stacks, one at a time in plan
+    order, each as soon as the one before it is done (so it holds one of the slots while any is
+    left), and queues each prepared stack's cells; worker threads take them, in order, on the
+    other slots (all of them once every stack is prepared). Whatever stops the run (Ctrl-C, a
+    machine fault) kills every container in flight, each such cell journaled `interrupted`,
+    and joins the threads before it propagates."""
+    cells = _Cells(loop, tally, gpu=gpu)
+    left = sum(1 for _, _, todo in stacks if todo)  # stacks still to prepare
+    try:
+        cells.grow(loop.jobs - 1 if left else loop.jobs)
+        for stack, every, todo in stacks:
+            _say_left(loop, tally, every)
+            if not todo:
+                continue
+            target = _prepared(loop, tally, stack, todo, cells.stopping)
+            left -= 1
+            cells.check()  # a machine fault in a cell stops the run
+            if target is not None:
+                for w, key in _to_run(loop, tally, keys, todo, target):
+                    cells.put(w, key, target)
+            if not left:  # the last prepare's slot goes to the cells
+                cells.grow(loop.jobs)
+        cells.finish()
+    except BaseException as exc:
+        cells.close()
+        if not isinstance(exc, KeyboardInterrupt):
+            cells.check()  # a cell's machine fault stopped the run: this is its consequence
+        raise
+
+
+class _Cells:
+    """Worker threads running queued cells, each result journaled as it lands (under
+    `loop.serial`). A cell that raises a machine fault halts the others; `close` halts and
+    joins them."""
+
+    def __init__(self, loop: Loop, tally: Tally, *, gpu: bool):
+        self.loop, self.tally, self.gpu = loop, tally, gpu
+        self.queue: queue.SimpleQueue[tuple[Work, str, Target] | None] = queue.SimpleQueue()
+        self.stopping = Event()  # set: no cell starts, and one that ends is `interrupted`
+        self.threads: list[tuple[Thread, Event]] = []  # each with its end, set as it returns
+        self._failure: list[BaseException] = []
+
+    def grow(self, workers: int) -> None:
+        """Start threads until `workers` take cells."""
+        while len(self.threads) < workers:
+            ended = Event()
+            name = f"cell-{len(self.threads) + 1}"
+            t = Thread(target=self._work, args=(ended,), name=name, daemon=True)
+            self.threads.append((t, ended))
+            t.start()
+
+    def put(self, w: Work, key: str, target: Target) -> None:
+        self.queue.put((w, key, target))
+
+    def _work(self, ended: Event) -> None:
+        try:
+            self._take()
+        finally:
+            ended.set()
+
+    def _take(self) -> None:
+        while (item := self.queue.get()) is not None:
+            if self.stopping.is_set():
+                continue  # queued, never started: no result (as after Ctrl-C one at a time)
+            w, key, target = item
             try:
-                target = loop.backend.prepare(stack)
-            except (PrepareFailed, LockError) as exc:  # this stack's failure is data
-                out += [_errored(loop, w, stack, exc.render()) for w in todo]
+                result = _run_cell(self.loop, w, key, target, gpu=self.gpu, stopping=self.stopping)
+            except BaseException as exc:  # a machine fault (its cell journaled interrupted)
+                self._fail(exc)
                 continue
-            except HarnessError:  # the machine's (no engine, say): every stack would fail
-                raise
-            except Exception as exc:  # a harness bug: this stack's cells are errored, not lost
-                fault = machine_fault(exc)
-                if fault is not None:
-                    raise fault from None
-                out += [_errored(loop, w, stack, _trace(exc)) for w in todo]
-                continue
-            loop.console.step(loop.backend.name, f"{stack.slug}: {target.status} {target.ref}")
-            for w in todo:
-                key = cell_key(w.cell, target.identity, w.ops, driver, digest)
-                if done.get(w.cell.id) == key:  # known only now that the stack is prepared
-                    tally.hits += 1
-                    count.to_run -= 1
-                    loop.console.step(count.tick(), f"{w.cell.id}: cache hit")
-                    continue
-                out.append(_run_cell(loop, w, key, target, gpu=plan.driver.version is not None))
+            with self.loop.serial:
+                self.tally.results.append(result)
+
+    def _fail(self, exc: BaseException) -> None:
+        with self.loop.serial:
+            self._failure.append(exc)
+        self.halt()
+
+    def halt(self) -> None:
+        """No cell starts from now on, and every container in flight is killed."""
+        self.stopping.set()
+        halt = getattr(self.loop.backend, "halt", None)
+        if halt is not None:
+            halt()
+
+    def check(self) -> None:
+        """Raise the first failure of a cell (a machine fault), if any."""
+        with self.loop.serial:
+            failure = self._failure[0] if self._failure else None
+        if failure is not None:
+            raise failure
+
+    def finish(self) -> None:
+        """Wait for every queued cell to land (Ctrl-C interrupts the wait)."""
+        self._join()
+        self.check()
+
+    def close(self) -> None:
+        """Stop: kill what runs, stop a driver fetch that a cell waits for, join the threads."""
+        self.halt()
+        if self.loop.drivers is not None:
+            self.loop.drivers.close()
+        self._join()
+
+    def _join(self) -> None:
+        """Every thread told to end once the queue is done, and waited for: in short timed waits,
+        so that this (main) thread runs a signal handler soon even when the kernel delivered the
+        signal to another thread, and never by a bare `Thread.join`, which Ctrl-C can interrupt
+        after marking a live thread ended (CPython 3.11)."""
+        for _ in self.threads:
+            self.queue.put(None)
+        for t, ended in self.threads:
+            while not ended.wait(WAKE):
+                pass
+            t.join()
 
 
 def machine_fault(exc: BaseException) -> MachineFault | None:
@@ -402,22 +624,39 @@ def machine_fault(exc: BaseException) -> MachineFault | None:
     return None
 
 
-def _run_cell(loop: Loop, w: Work, key: str, target: Target, *, gpu: bool) -> RunResult:
+def _run_cell(
+    loop: Loop,
+    w: Work,
+    key: str,
+    target: Target,
+    *,
+    gpu: bool,
+    stopping: Event | None = None,
+) -> RunResult:
+    """Run one cell and journal its result. Once `stopping` is set (a run of several at once
+    stops, its containers killed), whatever the run returns or raises is `interrupted`."""
     t, started = time.monotonic(), _now()
     status, observed, error = Status.ERRORED, None, None
+    drivers = loop.drivers.folder if loop.drivers is not None else None
     try:
-        spec = spec_for(w.ops, target, loop.wheels, gpu=gpu, drivers=loop.drivers)
+        # A first use fetches what the run mounts (a driver, another wheel): shown as it runs.
         with loop.console.activity(loop.count.next(), f"{w.cell.id}: running"):
+            spec = spec_for(w.ops, target, loop.wheels, gpu=gpu, drivers=drivers)
             run = probe_run(loop.backend, spec, target)
-        if loop.keep is not None:
-            loop.keep(run)
-        status, observed = observe(run, loop.catalog)
+        if stopping is not None and stopping.is_set():  # killed, or ended as the stop came
+            status = Status.INTERRUPTED
+        else:
+            if loop.keep is not None:
+                loop.keep(run)
+            status, observed = observe(run, loop.catalog)
     except KeyboardInterrupt:
         status = Status.INTERRUPTED
         raise
     except Exception as exc:
         fault = machine_fault(exc)
-        if fault is None:  # a harness bug becomes an errored result, not a lost cell
+        if stopping is not None and stopping.is_set():  # what a killed run raises says nothing
+            status = Status.INTERRUPTED
+        elif fault is None:  # a harness bug becomes an errored result, not a lost cell
             error = _trace(exc)
         else:  # the machine's: recorded as interrupted (it runs again), and the run stops
             status, error = Status.INTERRUPTED, fault.message
@@ -484,14 +723,15 @@ def _record(
         placed=cell.driver,
         base_image=base,
     )
-    append(loop.results, result.to_json())
     word = "DRIFT" if result.drift else "ok" if status.final else "runs again next time"
     stage = f" @ {observed.stage.value}" if observed and observed.stage else ""
     count = loop.count
-    loop.console.step(
-        count.tick(result.seconds),
-        f"{cell.id}: {status.value}{stage} ({result.seconds:.1f} s) {word}{count.eta()}",
-    )
+    with loop.serial:  # one result at a time: its line, then its number and the ETA said
+        append(loop.results, result.to_json())
+        loop.console.step(
+            count.tick(result.seconds),
+            f"{cell.id}: {status.value}{stage} ({result.seconds:.1f} s) {word}{count.eta()}",
+        )
     return result
 
 

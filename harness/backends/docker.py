@@ -205,6 +205,12 @@ class DockerBackend:
         """Stop downloads still running (an interrupted or finished run)."""
         self.builder.close()
 
+    def halt(self) -> None:
+        """Kill every container this process has open and start no other (a run of several
+        cells at once, stopping)."""
+        if self._engine is not None:
+            self._engine.halt()
+
     def run(self, spec: RunSpec, target: Target) -> Finished:
         with self.engine.container(
             target.ref,

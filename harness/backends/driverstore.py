@@ -8,6 +8,11 @@ host's sources are never read or changed), checked against the sha256 pinned in
 images/locks/drivers/debian-non-free.json, and unpacked in Python (ar + tar: only the locked
 members). Without apt-get the same pool file is read over HTTP and checked the same way.
 
+`prefetch(drivers)` fetches them ahead of the cells that place them, in a thread; each driver has
+its own lock, so a cell that needs one waits for the fetch in flight (never a second download)
+and raises its failure. `close()` stops that fetch (its apt-get killed, its temp folder removed)
+and waits for the thread.
+
 `lock_drivers` writes that lock: apt-cache's record of each wanted package (pool path, size,
 sha256), and the CUDA driver API version the unpacked libcuda itself reports (cuDriverGetVersion
 through ctypes: it needs no GPU).
@@ -22,9 +27,12 @@ import os
 import shutil
 import tarfile
 import tempfile
+import threading
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from types import TracebackType
 from typing import IO, Any
 
 from harness import proc
@@ -72,6 +80,13 @@ class DriverFetchError(HarnessError):
     exit_code = 3
 
 
+class FetchStopped(DriverFetchError):
+    """A fetch stopped because its run ended (Ctrl-C, or the run finished first)."""
+
+
+_HTTP_CHUNK = 1 << 20
+
+
 def read_driver_lock(path: Path) -> DriverLock | None:
     """The lock, or None when the repository has none (no driver axis)."""
     try:
@@ -91,8 +106,14 @@ def read_driver_lock(path: Path) -> DriverLock | None:
 class _Apt:
     """apt-get and apt-cache with their own sources, lists and cache in `root`."""
 
-    def __init__(self, root: Path, suites: Sequence[str], component: str = "non-free"):
-        self.root = root
+    def __init__(
+        self,
+        root: Path,
+        suites: Sequence[str],
+        component: str = "non-free",
+        cancel: threading.Event | None = None,
+    ):
+        self.root, self.cancel = root, cancel
         for d in ("lists/partial", "cache/archives/partial", "parts", "prefs"):
             (root / d).mkdir(parents=True, exist_ok=True)
         signed = f" [signed-by={KEYRING}]" if os.path.exists(KEYRING) else ""
@@ -116,7 +137,10 @@ class _Apt:
         argv = [tool, *self.opts, *args]
         if cwd is not None:  # apt-get download writes to the working folder
             argv = ["sh", "-c", 'cd "$0" && exec "$@"', str(cwd), *argv]
-        res = proc.run(argv, timeout=900)
+        try:  # its own process group: its download methods are stopped with it
+            res = proc.run(argv, timeout=900, group=True, cancel=self.cancel)
+        except proc.Cancelled:
+            raise FetchStopped(f"{tool} {' '.join(args)}: stopped") from None
         if res.returncode != 0:
             raise DriverFetchError(
                 f"{tool} {' '.join(args)} failed ({res.returncode}): "
@@ -150,8 +174,14 @@ def _ar_members(f: IO[bytes]) -> dict[str, tuple[int, int]]:
     return out
 
 
-def unpack(deb: Path, members: Sequence[tuple[str, str]], into: Path) -> None:
-    """Copy the named regular files out of a .deb's data.tar.* (nothing else is written)."""
+def unpack(
+    deb: Path,
+    members: Sequence[tuple[str, str]],
+    into: Path,
+    cancel: threading.Event | None = None,
+) -> None:
+    """Copy the named regular files out of a .deb's data.tar.* (nothing else is written);
+    `cancel` set stops it between members."""
     wanted = {m.lstrip("./"): name for m, name in members}
     with deb.open("rb") as f:
         parts = _ar_members(f)
@@ -163,6 +193,7 @@ def unpack(deb: Path, members: Sequence[tuple[str, str]], into: Path) -> None:
         blob = _Slice(f, size)
         with tarfile.open(fileobj=blob, mode="r|*") as tar:  # type: ignore[call-overload]
             for info in tar:
+                _check(cancel, deb.name)
                 key = info.name.lstrip("./")
                 if key in wanted and info.isfile():
                     src = tar.extractfile(info)
@@ -190,29 +221,111 @@ class _Slice:
 
 
 class DriverStore:
+    """The placed drivers' folders in the cache: fetched on first use, or ahead of it."""
+
     def __init__(self, lock: DriverLock, cache: Path):
         self.lock = lock
         self.root = cache / "drivers"
+        self._guard = threading.Lock()  # guards _locks
+        self._locks: dict[str, threading.Lock] = {}  # one per driver: one fetch at a time
+        # What a background fetch raised, by driver, with where it was raised.
+        self._failed: dict[str, tuple[Exception, TracebackType | None]] = {}
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._ended = threading.Event()  # set as the prefetch thread returns
 
     def folder(self, driver: str) -> Path:
-        """The driver's folder, fetched and unpacked on first use."""
+        """The driver's folder, fetched and unpacked on first use. A fetch of it in flight (a
+        prefetch) is waited for; if that one failed, its error is raised here."""
+        entry = self._entry(driver)
+        with self._holding(driver):
+            failed = self._failed.get(driver)
+            if failed is not None:
+                raise failed[0].with_traceback(failed[1])
+            return self._fetch(driver, entry)
+
+    def prefetch(self, drivers: Sequence[str]) -> None:
+        """Start fetching, one after the other in a thread, each driver of `drivers` that the
+        lock has and the cache has not (the first cell to need one then waits for it)."""
+        wanted = [
+            d
+            for d in dict.fromkeys(drivers)
+            if (entry := self.lock.get(d)) is not None and not self._final(d, entry).is_dir()
+        ]
+        if not wanted or self._thread is not None or self._cancel.is_set():
+            return
+        self._thread = threading.Thread(
+            target=self._fetch_all, args=(wanted,), name="driver-prefetch", daemon=True
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop a fetch in flight (its apt-get killed, its temp folder removed) and wait for
+        its thread: nothing is left half-written when the process exits. No fetch starts after."""
+        self._cancel.set()
+        if self._thread is not None:
+            # Timed waits, never a bare join: Ctrl-C interrupting `Thread.join` can mark a live
+            # thread as ended (CPython 3.11).
+            while not self._ended.wait(0.5):
+                pass
+            self._thread.join()
+            self._thread = None
+
+    def _fetch_all(self, drivers: Sequence[str]) -> None:
+        try:
+            self._fetch_each(drivers)
+        finally:
+            self._ended.set()
+
+    def _fetch_each(self, drivers: Sequence[str]) -> None:
+        for driver in drivers:
+            entry = self.lock.get(driver)
+            assert entry is not None  # prefetch kept only the lock's drivers
+            with self._holding(driver):
+                try:
+                    self._fetch(driver, entry)
+                except FetchStopped:
+                    return
+                except Exception as exc:  # the cell that needs it raises it: never lost, once
+                    self._failed[driver] = (exc, exc.__traceback__)
+
+    @contextmanager
+    def _holding(self, driver: str) -> Iterator[None]:
+        with self._guard:
+            lock = self._locks.setdefault(driver, threading.Lock())
+        with lock:
+            yield
+
+    def _entry(self, driver: str) -> LockedDriver:
         entry = self.lock.get(driver)
         if entry is None:
             raise DriverFetchError(
                 f"driver {driver!r} is not in the driver lock",
                 help="the placeable drivers are: " + ", ".join(self.lock.values()),
             )
-        final = self.root / f"{driver}-{_digest(entry)}"
+        return entry
+
+    def _final(self, driver: str, entry: LockedDriver) -> Path:
+        return self.root / f"{driver}-{_digest(entry)}"
+
+    def _fetch(self, driver: str, entry: LockedDriver) -> Path:
+        """The folder, fetched now if it is not there (the caller holds the driver's lock)."""
+        final = self._final(driver, entry)
         if final.is_dir():
             return final
+        _check(self._cancel, f"driver {driver}")
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{driver}.", dir=self.root))
         try:
             debs = fetch_debs(
-                entry.packages, tmp, archive=self.lock.archive, component=self.lock.component
+                entry.packages,
+                tmp,
+                archive=self.lock.archive,
+                component=self.lock.component,
+                cancel=self._cancel,
             )
             for pkg, deb in zip(entry.packages, debs, strict=True):
-                unpack(deb, pkg.members, tmp)
+                unpack(deb, pkg.members, tmp, self._cancel)
                 deb.unlink()
             for name, link in entry.links:
                 if name != link:
@@ -228,14 +341,25 @@ class DriverStore:
         return final
 
 
+def _check(cancel: threading.Event | None, what: str) -> None:
+    if cancel is not None and cancel.is_set():
+        raise FetchStopped(f"{what}: fetch stopped")
+
+
 def fetch_debs(
-    packages: Sequence[DebPackage], into: Path, *, archive: str, component: str
+    packages: Sequence[DebPackage],
+    into: Path,
+    *,
+    archive: str,
+    component: str,
+    cancel: threading.Event | None = None,
 ) -> list[Path]:
-    """Each pinned .deb into `into`, by apt-get download (else HTTP), checked by sha256."""
+    """Each pinned .deb into `into`, by apt-get download (else HTTP), checked by sha256;
+    `cancel` set stops it (FetchStopped)."""
     out = []
     apt = None
     if shutil.which("apt-get"):
-        apt = _Apt(into / "apt", [p.suite for p in packages], component)
+        apt = _Apt(into / "apt", [p.suite for p in packages], component, cancel)
         apt("apt-get", "-q", "update")
     for p in packages:
         deb = into / f"{p.package}.deb"
@@ -246,7 +370,7 @@ def fetch_debs(
                 raise DriverFetchError(f"apt-get download {p.package}: no .deb")
             got[0].rename(deb)
         else:
-            _http(f"{archive}/{p.filename}", deb)
+            _http(f"{archive}/{p.filename}", deb, cancel)
         if deb.stat().st_size != p.size or _sha256(deb) != p.sha256:
             raise DriverFetchError(
                 f"{p.package} {p.version}: the fetched .deb does not match its pinned sha256",
@@ -290,10 +414,12 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _http(url: str, dest: Path) -> None:
+def _http(url: str, dest: Path, cancel: threading.Event | None = None) -> None:
     try:
         with urllib.request.urlopen(url, timeout=120) as r, dest.open("wb") as f:
-            shutil.copyfileobj(r, f)
+            while block := r.read(_HTTP_CHUNK):
+                _check(cancel, url)
+                f.write(block)
     except OSError as exc:
         raise DriverFetchError(f"fetching {url}: {exc}") from None
 

@@ -5,6 +5,9 @@ Every container it makes is named stackmatrix-<kind>-<uuid>, labelled, and remov
 also on Ctrl-C (docker-py's ContainerCollection.run removes only on the happy path:
 https://github.com/docker/docker-py/issues/3284). An image gets its tag only from a finished
 commit or import, so an interrupted build leaves no half-tagged image.
+
+The containers open at any moment are known: `halt()` kills them all and starts no other (Ctrl-C
+in a run of several cells at once reaches only the main thread; the threads' containers end so).
 """
 
 from __future__ import annotations
@@ -95,6 +98,10 @@ class EngineUnreachable(MachineFault):
 
 class BuildFailed(PrepareFailed):
     exit_code = 1
+
+
+class Halted(HarnessError):
+    """A container not started because the engine was halted (its run is stopping)."""
 
 
 _START_HELP = (
@@ -219,6 +226,9 @@ class Engine:
     def __init__(self, client: docker.DockerClient, host: str = "the engine's socket"):
         self.client = client
         self.host = host  # as the user gave it (DOCKER_HOST), for messages
+        self._open: dict[str, Container] = {}  # containers made and not yet removed, by name
+        self._open_lock = threading.Lock()  # guards _open and _halted, and each start
+        self._halted = False
 
     @contextmanager
     def answering(self) -> Iterator[None]:
@@ -330,6 +340,8 @@ class Engine:
                     log_config=docker.types.LogConfig(type="json-file", config=LOG_OPTIONS),
                     **hardening,
                 )
+            with self._open_lock:
+                self._open[name] = created
             yield created
         except BaseException:
             # The engine may be gone (that is why we are unwinding): what cannot be removed now
@@ -340,6 +352,22 @@ class Engine:
         else:
             with self.answering():
                 self._remove(created, name)
+        finally:
+            with self._open_lock:
+                self._open.pop(name, None)
+
+    def halt(self) -> list[str]:
+        """Kill every container open now and start no other (a stopping run): each one's
+        `finish` returns, and its `container` block removes it. The names killed."""
+        with self._open_lock:
+            self._halted = True
+            found = list(self._open.items())
+        killed = []
+        for name, c in found:
+            with suppress(Exception):  # not started yet, or already gone: nothing to kill
+                c.kill()
+                killed.append(name)
+        return killed
 
     def _remove(self, created: Container | None, name: str) -> None:
         # Interrupted while `create` was in flight, the daemon may still have made it: look it
@@ -354,7 +382,10 @@ class Engine:
         (at most LOG_FILE_CAP bytes), so `tail -f` follows a build."""
         follower = None
         with self.answering():
-            container.start()
+            with self._open_lock:  # a halt either sees it started (and kills it) or stops it here
+                if self._halted:
+                    raise Halted(f"{container.name}: not started, the run is stopping")
+                container.start()
             if log_path is not None:
                 follower = threading.Thread(
                     target=_follow, args=(container, log_path), name="build-log", daemon=True

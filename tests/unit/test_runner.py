@@ -8,11 +8,13 @@ import dataclasses
 import errno
 import io
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
+from harness import console as console_mod
 from harness.backends import NotRunnableHere, PrepareFailed, Target
 from harness.console import Console
 from harness.errors import MachineFault
@@ -437,6 +439,53 @@ def test_the_run_spec_is_the_probe_with_the_cells_operations(
     assert spec.ops == (SetEnv(name="SCENARIO", value="a"),)
     assert spec.gpu is False and spec.sources == ()
     assert [m.target for m in spec.mounts] == ["/probe"]
+
+
+class FakeDrivers:
+    """Placed drivers' folders made in `root` (each `slow` seconds the first time); what the
+    runner asked of it."""
+
+    def __init__(self, root: Path, slow: float = 0.0):
+        self.root, self.slow = root, slow
+        self.prefetched: list[list[str]] = []
+        self.asked: list[str] = []
+        self.closed = False
+
+    def folder(self, driver: str) -> Path:
+        self.asked.append(driver)
+        if not (self.root / driver).exists():
+            time.sleep(self.slow)
+            (self.root / driver).mkdir(parents=True)
+        return self.root / driver
+
+    def prefetch(self, drivers: Sequence[str]) -> None:
+        self.prefetched.append(list(drivers))
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_the_drivers_of_the_cells_to_run_are_prefetched_and_a_slow_fetch_shows_progress(
+    folder: Path, wheels: WheelCache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(console_mod, "HEARTBEAT", 0.1)
+    monkeypatch.setattr(console_mod, "TICK", 0.01)
+    cached, a, b = (
+        dataclasses.replace(cell(n), id=f"{cell(n).id}@{d}", driver=d)
+        for n, d in (("c", "470.256.02"), ("a", "stub"), ("b", "stub"))
+    )
+    first = FakeDrivers(tmp_path / "drivers")
+    run_plan(plan(cached), loop(FakeBackend({"c": OK}), folder, wheels, drivers=first)[0])
+    drivers = FakeDrivers(tmp_path / "drivers", slow=0.5)
+    made, said = loop(FakeBackend({"a": OK, "b": OK}), folder, wheels, drivers=drivers)
+    out, hits = run_plan(plan(cell("a"), cached, a, b), made)
+    assert hits == 1 and [r.status for r in out] == [Status.PASSED] * 3
+    assert drivers.prefetched == [["stub"]], "once each, only for the cells that run"
+    assert drivers.asked == ["stub", "stub"] and drivers.closed
+    lines = said.getvalue().splitlines()
+    running = lines.index(f"[run 3/4] {a.id}: running: 0 s")  # while its driver is fetched
+    landed = next(i for i, ln in enumerate(lines) if ln.startswith(f"[run 3/4] {a.id}: passed"))
+    assert running < landed
 
 
 # ---------------------------------------------------------------- drift
