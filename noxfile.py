@@ -53,7 +53,8 @@ def matrix(session: nox.Session) -> None:
     535.104.05 --shard 2/4`, `-- --backend local`; --results, --shard, --stack and --cell reach
     the report as well.
     """
-    session.install("-e", ".[report]")
+    # pip's own lines show: installing pandas on a fresh machine takes half a minute.
+    session.install("-e", ".[report]", silent=False)
     allow = "--allow-drift" in session.posargs
     args = [a for a in session.posargs if a != "--allow-drift"]
     session.run("harness", "run", "--dry-run", *args)

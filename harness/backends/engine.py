@@ -472,6 +472,10 @@ class Engine:
                 raise self._engine_error(f"committing {ref}", str(exc)) from None
             if phases is not None:
                 phases["commit"] = time.monotonic() - t
+            # Its writable layer holds everything the build wrote: removing it takes as long as
+            # writing a few GB (20 s and more on fuse-overlayfs), so it is shown too.
+            with self.answering(), step("the build container removed"), suppress(NotFound):
+                c.remove(force=True)
         image_id = image.id
         if image_id is None:
             raise BuildFailed(f"committing {ref} gave no image id")
