@@ -250,8 +250,15 @@ def test_a_real_ctrl_c_while_waiting_for_the_cells_waits_for_their_records(
 
     backend = Watched({}, on_run=on_run, seconds=0)
     loop, _ = make_loop(backend, tmp_path / "results", tmp_path, jobs=2)
-    with pytest.raises(KeyboardInterrupt):
-        run_plan(plan(*cells_of(TORCH_STACK, names="abc")), loop)
+    # Ctrl-C as a terminal delivers it, whatever this process inherited: a shell that starts a
+    # job in the background (`cmd &`, no job control) has it ignore SIGINT, and Python then
+    # never installs its handler.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_plan(plan(*cells_of(TORCH_STACK, names="abc")), loop)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert backend.now["run"] == 0, "no run outlives the interrupt"
     assert [r["status"] for r in records(tmp_path / "results")] == ["interrupted"] * 2
 
