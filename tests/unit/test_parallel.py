@@ -22,7 +22,6 @@ import pytest
 
 from harness.backends import Target
 from harness.cli import main
-from harness.console import Console
 from harness.errors import MachineFault
 from harness.journal import records
 from harness.lock import WheelCache
@@ -30,7 +29,7 @@ from harness.model import Cell, Finished, RunSpec, SetEnv, Stack, Status
 from harness.runner import Count, Loop, run_plan
 from tests.conftest import ROOT, TORCH_STACK
 from tests.unit.test_bad_input import assert_one_error
-from tests.unit.test_runner import CATALOG, OK, SCENARIOS, TF_STACK, FakeBackend, cell, plan
+from tests.unit.test_runner import OK, TF_STACK, FakeBackend, cell, loop, plan
 
 PY312_STACK = dataclasses.replace(TORCH_STACK, python="3.12")
 STACKS = (TORCH_STACK, TF_STACK, PY312_STACK)
@@ -101,17 +100,7 @@ class Watched(FakeBackend):
 
 
 def make_loop(backend: Watched, folder: Path, tmp: Path, jobs: int) -> tuple[Loop, io.StringIO]:
-    said = io.StringIO()
-    loop = Loop(
-        backend=backend,
-        scenarios=SCENARIOS,
-        results=folder,
-        catalog=CATALOG,
-        console=Console(said),
-        wheels=WheelCache(tmp / "cache"),
-        jobs=jobs,
-    )
-    return loop, said
+    return loop(backend, folder, WheelCache(tmp / "cache"), jobs=jobs)
 
 
 def cells_of(*stacks: Stack, names: str = "abc") -> tuple[Cell, ...]:
