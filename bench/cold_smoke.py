@@ -111,6 +111,7 @@ def main() -> None:
     ap.add_argument("--no-mmdebstrap", action="store_true")
     ap.add_argument("--log", type=Path)
     ap.add_argument("--note", default="")
+    ap.add_argument("--out", type=Path, default=OUT, help="result JSON (the log goes beside it)")
     a = ap.parse_args()
     if a.log is not None:
         result = parse(a.log)
@@ -132,7 +133,7 @@ def main() -> None:
             clone = Path(tmp) / "clone"
             subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
             (clone / "reports/results/journal.jsonl").unlink(missing_ok=True)
-            log = OUT.with_suffix(".log")
+            log = a.out.with_suffix(".log")
             cmd = "python3 -m pip install -q nox && python3 -m nox -s matrix"
             code = stamped(["bash", "-c", cmd], clone, log, dict(os.environ))
         result = parse(log)
@@ -140,7 +141,7 @@ def main() -> None:
     result["machine"] = {"cores": os.cpu_count()}
     result["goal_seconds"] = 480
     result["note"] = a.note
-    OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    a.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=1))
 
 

@@ -657,9 +657,11 @@ class LockedWheel:
 
 
 def hashed_requirements(head: str, wheels: Sequence[LockedWheel]) -> str:
-    """A requirements file of pinned wheels, each with its sha256, under a comment line."""
+    """A requirements file of pinned wheels, each with its sha256, under a comment line: the
+    largest first (then by name), so that parts dealt from it in turn are about even."""
     lines = [f"# {head}"]
-    lines += [f"{w.name}=={w.version} --hash=sha256:{w.sha256}" for w in wheels]
+    ordered = sorted(wheels, key=lambda w: (-w.size, w.name))
+    lines += [f"{w.name}=={w.version} --hash=sha256:{w.sha256}" for w in ordered]
     return "\n".join(lines) + "\n"
 
 

@@ -148,6 +148,40 @@ def test_a_failed_step_names_its_log_and_leaves_no_step_image(
     assert backend.image_id(step) is None and backend.image_id(spec.ref) is None
 
 
+def test_a_part_of_a_parallel_install_that_fails_fails_the_step(
+    builder: Builder, backend: Engine, base: Base, numpy_lock: Lock, tmp_path: Path
+) -> None:
+    """The locked set is dealt into one pip per core: a part whose wheel is not in the wheel
+    cache fails the step (whichever part it lands in), and pip's own words reach the log."""
+    spec = offline_spec(
+        NUMPY_STACK, lock=numpy_lock, base_ref=base.ref, base_id=base.image_id,
+        templates=builder.templates,
+    )  # fmt: skip
+    meta = tmp_path / "meta"
+    meta.mkdir()
+    (meta / "install.sh").write_text(dict(spec.files)["install.sh"], encoding="utf-8")
+    good = dict(spec.files)["shared.txt"]
+    bad = "nosuchwheel-stackmatrix==1.0 --hash=sha256:" + "0" * 64 + "\n"
+    (meta / "shared.txt").write_text(good + bad, encoding="utf-8")
+    meta.chmod(0o755)
+    mounts = [Mount(builder.wheels.dir, "/wheelhouse/wheels"), Mount(meta, "/wheelhouse/meta")]
+    done = backend.run(
+        base.ref, ["sh", "/wheelhouse/meta/install.sh", "shared.txt"], mounts=mounts, user="0"
+    )
+    assert done.exit_code not in (0, None)
+    assert "nosuchwheel-stackmatrix" in done.output
+    (meta / "shared.txt").write_text(good, encoding="utf-8")
+    done = backend.run(
+        base.ref,
+        ["sh", "-c", "sh /wheelhouse/meta/install.sh shared.txt && /opt/stack/bin/python -c "
+         "'import numpy, pathlib; print(numpy.__version__, len(list(pathlib.Path(numpy.__file__)"
+         ".parent.rglob(\"*.pyc\"))) > 0)'"],
+        mounts=mounts, user="0",
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert done.output.strip().splitlines()[-1] == "2.4.6 True"  # installed, and compiled after
+
+
 def test_the_image_build_has_no_network(
     backend: Engine, base: Base, tmp_path: Path, fresh_ref: list[str]
 ) -> None:
