@@ -141,6 +141,27 @@ def engine_info(client: docker.DockerClient) -> Mapping[str, Any]:
     return version
 
 
+# Storage drivers that make image builds and container starts slow, and what to say about them.
+_SLOW_STORAGE = {
+    "fuse-overlayfs": (
+        "every file an image build writes and a cell reads goes through a FUSE daemon; on "
+        "overlay2 (the kernel's overlayfs) the same cold smoke run is much faster (README: How "
+        'long). Where the kernel has overlayfs, set "storage-driver": "overlay2" in '
+        "/etc/docker/daemon.json and restart the engine (its images are then rebuilt)"
+    ),
+    "vfs": (
+        "vfs copies every layer in full: each image build and each cell's container copies "
+        'gigabytes. Set "storage-driver": "overlay2" in /etc/docker/daemon.json'
+    ),
+}
+
+
+def storage_note(driver: str) -> str | None:
+    """What to tell the user about the engine's storage driver before a build, or None."""
+    why = _SLOW_STORAGE.get(driver)
+    return f"the engine stores layers with {driver}: {why}" if why else None
+
+
 def _reason(exc: DockerException) -> str:
     text = str(exc)
     return text.rsplit("(", maxsplit=1)[-1].rstrip(")") if "Connection" in text else text
@@ -485,6 +506,11 @@ class Engine:
         if _disk_full(text):
             return MachineFault(f"{doing}: the disk is full", detail=text.strip(), help=SPACE_HELP)
         return BuildFailed(f"{doing}: {text.strip()}")
+
+    def storage_driver(self) -> str:
+        """The engine's storage driver (`docker info`'s Driver), "" if it does not say."""
+        with self.answering():
+            return str(self.client.info().get("Driver", ""))
 
     def free_bytes(self) -> tuple[str, int]:
         """Docker's data root and the bytes free there (the engine runs on this machine)."""

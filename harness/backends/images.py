@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness.backends import standin
-from harness.backends.engine import Engine
+from harness.backends.engine import Engine, storage_note
 from harness.backends.offline import Base, ensure_base, read_recipe
 from harness.compat import Knowledge
 from harness.console import Console, human_bytes
@@ -91,6 +91,7 @@ class Builder:
         self._relocked: set[str] = set()
         self._standins: dict[str, str] = {}  # stand-in ref -> image id, built or found
         self._fetcher: Fetcher | None = None
+        self._storage_said = False  # the storage driver's note, said before the first build
 
     @property
     def fetcher(self) -> Fetcher:
@@ -401,6 +402,7 @@ class Builder:
                 seconds=time.monotonic() - t, downloaded=0, size=size, phases=phases,
             )  # fmt: skip
         assert spec.lock is not None
+        self._say_storage()
         self._check_space(spec.lock.total_bytes, spec.stack.slug)
         slug = spec.stack.slug
         self.console.step(slug, f"fetching {len(spec.lock.wheels)} locked wheels")
@@ -426,6 +428,15 @@ class Builder:
             size=size,
             phases=phases,
         )
+
+    def _say_storage(self) -> None:
+        """Once, before the first build: a note when the engine's storage driver is a slow one."""
+        if self._storage_said:
+            return
+        self._storage_said = True
+        note = storage_note(self.backend.storage_driver())
+        if note is not None:
+            self.console.step("docker", note)
 
     def check_space(self, stacks: Sequence[Stack]) -> None:
         """Before the first build of `harness build`: room for every stack that will be built

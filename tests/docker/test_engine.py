@@ -3,15 +3,26 @@ gets the one-line error that says how to start it."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
-from harness.backends.engine import EngineUnreachable, connect, engine_info
+from harness.backends.engine import Engine, EngineUnreachable, connect, engine_info
 
 
 def test_engine_answers(docker_client: object) -> None:
     info = engine_info(docker_client)  # type: ignore[arg-type]
     assert info["ApiVersion"]
     assert info["Os"] == "linux"
+
+
+def test_the_storage_driver_is_the_engines(docker_client: object) -> None:
+    """What the builder's note is based on: the same driver `docker info` reports."""
+    got = Engine(docker_client).storage_driver()  # type: ignore[arg-type]
+    cli = subprocess.run(
+        ["docker", "info", "--format", "{{.Driver}}"], capture_output=True, text=True, check=True
+    )
+    assert got and got == cli.stdout.strip()
 
 
 def test_unreachable_engine_is_a_clear_error(tmp_path: object) -> None:

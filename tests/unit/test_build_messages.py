@@ -8,7 +8,7 @@ import pytest
 import requests
 import urllib3
 
-from harness.backends.engine import build_failure, engine_fault
+from harness.backends.engine import build_failure, engine_fault, storage_note
 from harness.model import DockerfilePlan, Finished
 
 PLAN = DockerfilePlan(base="b", runs=("sh install.sh",), changes=())
@@ -60,3 +60,13 @@ def test_a_lost_engine_is_a_machine_fault_in_the_systems_words() -> None:
     words = "the Docker engine stopped answering (unix:///x.sock: Connection refused)"
     assert fault.message == words
     assert engine_fault(ValueError("a harness bug"), "unix:///x.sock") is None
+
+
+def test_a_slow_storage_driver_gets_a_note_and_overlay2_none() -> None:
+    for driver in ("overlay2", "btrfs", "zfs", "", "windowsfilter"):
+        assert storage_note(driver) is None
+    fuse = storage_note("fuse-overlayfs")
+    assert fuse is not None and fuse.startswith("the engine stores layers with fuse-overlayfs:")
+    assert '"storage-driver": "overlay2"' in fuse and "/etc/docker/daemon.json" in fuse
+    vfs = storage_note("vfs")
+    assert vfs is not None and "copies every layer in full" in vfs
