@@ -11,7 +11,8 @@ The phases come from the harness's own lines: installing mmdebstrap, the base (m
 import), each stack's download wait, install (RUN steps) and commit, and the cells.
 
 DESTRUCTIVE: removes every stackmatrix/* image and the wheel cache. Usage:
-    python bench/cold_smoke.py --yes [--no-mmdebstrap]
+    python bench/cold_smoke.py --yes [--no-mmdebstrap] [--out FILE.json]
+    DOCKER_HOST=unix:///PATH/docker.sock python bench/cold_smoke.py --yes ...   # another engine
     python bench/cold_smoke.py --log stamped.log      # only parse a stamped log
 Writes bench/results/cold-smoke.json (and cold-smoke.log beside it).
 """
@@ -138,7 +139,10 @@ def main() -> None:
             code = stamped(["bash", "-c", cmd], clone, log, dict(os.environ))
         result = parse(log)
         result["exit"] = code
-    result["machine"] = {"cores": os.cpu_count()}
+    driver = subprocess.run(
+        ["docker", "info", "--format", "{{.Driver}}"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    result["machine"] = {"cores": os.cpu_count(), "storage_driver": driver or None}
     result["goal_seconds"] = 480
     result["note"] = a.note
     a.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

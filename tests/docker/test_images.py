@@ -179,7 +179,7 @@ def test_a_part_of_a_parallel_install_that_fails_fails_the_step(
         mounts=mounts, user="0",
     )  # fmt: skip
     assert done.exit_code == 0, done.output
-    assert done.output.strip().splitlines()[-1] == "2.4.6 True"  # installed, and compiled after
+    assert done.output.strip().splitlines()[-1] == "2.4.6 True"  # installed, and compiled
 
 
 def test_the_image_build_has_no_network(
