@@ -13,6 +13,8 @@ import), each stack's download wait, install (RUN steps) and commit, and the cel
 DESTRUCTIVE: removes every stackmatrix/* image and the wheel cache. Usage:
     python bench/cold_smoke.py --yes [--no-mmdebstrap] [--out FILE.json]
     DOCKER_HOST=unix:///PATH/docker.sock python bench/cold_smoke.py --yes ...   # another engine
+(A second dockerd for a storage-driver comparison needs its own --data-root, --exec-root, -H and
+bridge: started with --bridge none it deletes the first engine's docker0.)
     python bench/cold_smoke.py --log stamped.log      # only parse a stamped log
 Writes bench/results/cold-smoke.json (and cold-smoke.log beside it).
 """

@@ -77,8 +77,8 @@ def choose(facts: HostFacts) -> Choice:
     if facts.registry:
         return Choice(
             Source.REGISTRY,
-            f"offline base: FROM {facts.registry_image} (the registry answers), the recipe's "
-            "packages added with apt",
+            f"offline base: FROM {facts.registry_image} (on the engine, or its registry "
+            "answers), the recipe's packages added with apt",
         )
     if facts.mmdebstrap:
         return Choice(
