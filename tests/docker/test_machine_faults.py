@@ -92,8 +92,11 @@ def test_the_engine_gone_mid_run_stops_it_and_the_next_run_finishes(
         rf"\({re.escape(proxy.url)}: .+\)",
         "help: start it, then run the same command: finished cells are kept",
     )
-    last = records(results)[-1]
-    assert last["status"] == "interrupted" and last["drift"] is False
+    # With two cells at a time the other one may land its own (final) result just after the
+    # interrupted one: a cell in flight is interrupted, and nothing is drift.
+    kept = records(results)
+    assert any(r["status"] == "interrupted" for r in kept), [r["status"] for r in kept]
+    assert not any(r["drift"] for r in kept)
     # The healthy engine: the rest runs, each cell once, and nothing of the lost run is left.
     again = run(results, MISSING)
     assert again.returncode == 0, again.stderr[-3000:]
