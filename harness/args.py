@@ -62,10 +62,17 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
     )
     b = command(
         "build",
-        "build (or find cached) the image of every stack in a profile",
+        "prepare (or find cached) every stack of a profile: its environment, or with --image "
+        "a self-contained image",
         _matrix,
         _select,
         _backend,
+    )
+    b.add_argument(
+        "--image",
+        action="store_true",
+        help="build each stack as one self-contained image (stackmatrix/stack:<slug>-<hash>, "
+        "for a runner that pushes to a registry) instead of an environment on this host",
     )
     b.add_argument(
         "--relock",

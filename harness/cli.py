@@ -156,12 +156,16 @@ def backend_for(
             where=argv_where(argv, "--python"),
             help="add --backend local (Docker runs use the stack's image)",
         )
-    return docker_backend(loaded, console, relock=getattr(args, "relock", False)), plan
+    relock, images = getattr(args, "relock", False), getattr(args, "image", False)
+    return docker_backend(loaded, console, relock=relock, images=images), plan
 
 
-def docker_backend(loaded: Loaded, console: Console, *, relock: bool = False) -> DockerBackend:
+def docker_backend(
+    loaded: Loaded, console: Console, *, relock: bool = False, images: bool = False
+) -> DockerBackend:
     from harness.backends.docker import DockerBackend
     from harness.backends.engine import Engine, connect, engine_host
+    from harness.backends.envs import EnvStore
     from harness.backends.images import Builder, Paths
     from harness.render import read_templates
 
@@ -179,7 +183,7 @@ def docker_backend(loaded: Loaded, console: Console, *, relock: bool = False) ->
         kb=loaded.kb, engine=engine, paths=paths, console=console, templates=templates,
         relock=relock,
     )  # fmt: skip
-    return DockerBackend(builder, engine)
+    return DockerBackend(builder, engine, envs=EnvStore(paths.cache), images=images)
 
 
 def _sweep(backend: Backend, console: Console) -> None:

@@ -32,6 +32,8 @@ class Target:
     downloaded: int = 0  # bytes fetched to prepare it
     size: int = 0  # bytes it takes (an image's size; 0 where not measured)
     base: str = ""  # what it was built FROM, where that is a stand-in (the cuda flavour here)
+    image: str = ""  # the image a run starts, where it is not `ref` (an environment's base)
+    env: str = ""  # the host folder mounted read-only at /opt/stack (an environment)
 
     def to_json(self) -> dict[str, object]:
         return {

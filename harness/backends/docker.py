@@ -1,32 +1,47 @@
-"""The Docker backend: a stack is an image (built, or a cache hit), a run is a fresh container.
+"""The Docker backend: a stack is its base image plus an environment kept on the host (offline
+flavour; harness.backends.envs), or an image (the cuda flavour, and `harness build --image`); a
+run is a fresh container.
 
-A run's container starts as root with only the capabilities its short setup needs: the setup
-applies the cell's file operations in the container's own writable layer (the image is never
-changed), then `setpriv` drops to uid 1000 with every capability set empty, and the probe runs
-with no network, no-new-privileges and a pids limit. Every operation argument reaches the setup
-script through `shlex.quote` (a hide pattern's '*' and '?' stay wildcards between quoted
+On an environment, a run starts as uid 1000 with no capability, a read-only root file system
+and a tmpfs at /tmp and HOME: the environment is mounted read-only at /opt/stack, each file fault
+is a mount over it (harness.backends.faultmounts) and a placed driver's files are mounted where
+nvidia-container-cli puts a host's. Only an operation that cannot be a mount (hide a path outside
+the environment) needs a root step, as on an image: the container then starts as root with only
+the capabilities its short setup needs, applies the operations in its own writable layer (the
+image is never changed), and `setpriv` drops to uid 1000 with every capability set empty. Every
+run has no network, no-new-privileges and a pids limit. Every operation argument reaches the
+setup script through `shlex.quote` (a hide pattern's '*' and '?' stay wildcards between quoted
 pieces), so no scenario text can add a command.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import docker
 
-from harness.backends import NotRunnableHere, Target
+from harness.backends import NotRunnableHere, Target, faultmounts
+from harness.backends import envs as envs_mod
 from harness.backends.engine import Engine
+from harness.backends.envs import EnvStore, env_ref
 from harness.backends.images import Builder
-from harness.faults import ENV_NAME
+from harness.console import human_bytes
+from harness.faults import ENV_NAME, VENV
 from harness.model import (
     DRIVER_MOUNT,
     Driver,
     FaultOp,
     Finished,
     Hide,
+    Lock,
+    Mount,
     NoGpu,
     Overwrite,
     Preload,
@@ -42,7 +57,21 @@ from harness.model import (
 # The root setup (removing or swapping files in the container's own layer, then dropping to the
 # workload user) needs exactly these; the probe itself runs with none.
 SETUP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP"]
-DROP = "setpriv --reuid=1000 --regid=1000 --init-groups --inh-caps=-all --bounding-set=-all --"
+# --clear-groups: a base image has no passwd entry for uid 1000 (an image's `stack` user has no
+# supplementary group either).
+DROP = "setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all --bounding-set=-all --"
+WORKLOAD_USER = "1000:1000"
+HOME = "/home/stack"
+# What a stack image's config sets (images/_metadata.j2), set for a run on an environment.
+ENV_CONFIG = (
+    ("VIRTUAL_ENV", VENV),
+    ("PATH", f"{VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+    ("PIP_NO_INDEX", "1"),
+    ("PIP_DISABLE_PIP_VERSION_CHECK", "1"),
+)
+# The only writable places of a run on an environment (exec: a framework may load what it
+# compiled there).
+TMPFS = {"/tmp": "rw,exec,nosuid,nodev,mode=1777", HOME: "rw,exec,nosuid,nodev,mode=1777"}
 PIDS_LIMIT = 4096
 DEFAULT_MEMORY = "8g"
 _WILDCARD = re.compile(r"([*?])")
@@ -102,26 +131,88 @@ def probe_words(spec: RunSpec) -> list[str]:
     return words
 
 
-def run_script(spec: RunSpec) -> str:
+def run_script(spec: RunSpec, *, root: bool = True) -> str:
     """The shell a run's container executes: the file operations as root, then the drop to
-    uid 1000 with no capabilities, then the probe with the run's environment."""
-    setup = [line for op in spec.ops if (line := setup_line(op, spec)) is not None]
+    uid 1000 with no capabilities, then the probe with the run's environment (`root=False`: a
+    container that starts as uid 1000 runs the probe at once)."""
     argv = " ".join(shlex.quote(a) for a in spec.argv)
-    return "\n".join(["set -e", *setup, f"exec {DROP} env {' '.join(probe_words(spec))} {argv}"])
+    probe = f"env {' '.join(probe_words(spec))} {argv}"
+    if not root:
+        return f"exec {probe}"
+    setup = [line for op in spec.ops if (line := setup_line(op, spec)) is not None]
+    return "\n".join(["set -e", *setup, f"exec {DROP} {probe}"])
 
 
-def container_env(spec: RunSpec) -> dict[str, str]:
-    """What the container is created with: only what the runtime itself reads (no GPU)."""
-    return dict(NO_GPU_ENV) if any(isinstance(op, NoGpu) for op in spec.ops) else {}
+def container_env(spec: RunSpec, *, on_env: bool = False) -> dict[str, str]:
+    """What the container is created with: what the runtime itself reads (no GPU), and on an
+    environment what a stack image's config would set."""
+    out = dict(ENV_CONFIG) if on_env else {}
+    if any(isinstance(op, NoGpu) for op in spec.ops):
+        out.update(NO_GPU_ENV)
+    return out
 
 
-def hardening(spec: RunSpec) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Layout:
+    """How one run's container is made: everything `run` and `command` both need."""
+
+    image: str
+    spec: RunSpec  # its operations: those the script applies; its mounts: every mount
+    root: bool  # a root setup step first (the root file system then writable)
+    on_env: bool  # the stack is an environment mounted at /opt/stack
+
+    @property
+    def script(self) -> str:
+        return run_script(self.spec, root=self.root)
+
+    @property
+    def user(self) -> str:
+        return "0" if self.root else WORKLOAD_USER
+
+    @property
+    def env(self) -> dict[str, str]:
+        return container_env(self.spec, on_env=self.on_env)
+
+
+def layout(spec: RunSpec, image: str, env: Path | None, faults: Path, ref: str) -> Layout:
+    """An image: every operation in the root step. An environment: file operations on it and a
+    placed driver become mounts; a root step only for what is left (a hide outside it)."""
+    if env is None:
+        return Layout(image=image, spec=spec, root=True, on_env=False)
+    mounts = [*spec.mounts, Mount(env, VENV), *faultmounts.mounts(spec, env, faults, ref)]
+    _, rest = faultmounts.split(spec)
+    for op in rest:
+        if isinstance(op, Driver):  # as nvidia-container-cli: each library and its SONAME
+            for name, link in op.links:
+                source = Path(spec_mount(spec, DRIVER_MOUNT)) / name
+                mounts += [Mount(source, f"{DRIVER_DIR}/{n}") for n in dict.fromkeys((name, link))]
+    left = tuple(op for op in rest if not isinstance(op, Driver))
+    root = any(isinstance(op, faultmounts.FILE_OPS) for op in left)
+    spec = replace(spec, ops=left, mounts=tuple(mounts))
+    return Layout(image=image, spec=spec, root=root, on_env=True)
+
+
+def spec_mount(spec: RunSpec, target: str) -> Path:
+    """The host folder the spec mounts at `target`."""
+    for m in spec.mounts:
+        if m.target == target:
+            return Path(m.source)
+    raise ValueError(f"the run mounts nothing at {target}")
+
+
+def hardening(lay: Layout) -> dict[str, Any]:
+    spec = lay.spec
     out: dict[str, Any] = {
         "cap_drop": ["ALL"],
-        "cap_add": SETUP_CAPS,
         "security_opt": ["no-new-privileges"],
         "pids_limit": PIDS_LIMIT,
     }
+    if lay.root:
+        out["cap_add"] = SETUP_CAPS
+    if lay.on_env:  # writable only where a probe writes
+        out["read_only"] = not lay.root
+        out["tmpfs"] = dict(TMPFS)
+        out["working_dir"] = HOME
     # A default memory limit: a probe that runs away is killed (OOM), not the host.
     out["mem_limit"] = out["memswap_limit"] = spec.memory_limit or DEFAULT_MEMORY
     if spec.sees_gpu:
@@ -129,21 +220,28 @@ def hardening(spec: RunSpec) -> dict[str, Any]:
     return out
 
 
-def docker_run_command(spec: RunSpec, image: str) -> str:
+def docker_run_command(lay: Layout) -> str:
     """The same run as one `docker run` a user can paste."""
-    parts = ["docker", "run", "--rm", "--network", "none", "--user", "0", "--cap-drop", "ALL"]
-    for cap in SETUP_CAPS:
+    spec = lay.spec
+    parts = ["docker", "run", "--rm", "--network", "none", "--user", lay.user, "--cap-drop", "ALL"]
+    for cap in SETUP_CAPS if lay.root else ():
         parts += ["--cap-add", cap]
     parts += ["--security-opt", "no-new-privileges", "--pids-limit", str(PIDS_LIMIT)]
     memory = spec.memory_limit or DEFAULT_MEMORY
     parts += ["--memory", str(memory), "--memory-swap", str(memory), "--log-opt", "max-size=8m"]
+    if lay.on_env:
+        parts += ["--read-only"] if not lay.root else []
+        for path, options in TMPFS.items():
+            parts += ["--tmpfs", f"{path}:{options}"]
+        parts += ["--workdir", HOME]
     if spec.sees_gpu:
         parts += ["--gpus", "all"]
     for m in spec.mounts:
-        parts += ["-v", f"{m.source}:{m.target}:{'ro' if m.read_only else 'rw'}"]
-    for k, v in sorted(container_env(spec).items()):
+        kind = f"type=bind,source={m.source},target={m.target}"
+        parts += ["--mount", kind + (",readonly" if m.read_only else "")]
+    for k, v in sorted(lay.env.items()):
         parts += ["-e", f"{k}={v}"]
-    parts += [image, "sh", "-c", run_script(spec)]
+    parts += [lay.image, "sh", "-c", lay.script]
     return " ".join(shlex.quote(p) for p in parts)
 
 
@@ -152,14 +250,23 @@ def docker_run_command(spec: RunSpec, image: str) -> str:
 
 class DockerBackend:
     """`connect` is called on first use: `identity` (and so `harness run --dry-run`) needs no
-    engine."""
+    engine. `envs`: where offline stacks' environments live (None, or `images=True`: every
+    stack is an image, as `harness build --image` makes for a registry)."""
 
     name = "docker"
 
-    def __init__(self, builder: Builder, connect: Callable[[], Engine]):
+    def __init__(
+        self,
+        builder: Builder,
+        connect: Callable[[], Engine],
+        *,
+        envs: EnvStore | None = None,
+        images: bool = False,
+    ):
         self.builder = builder
         self._connect = connect
         self._engine: Engine | None = None
+        self.envs = None if images else envs
 
     @property
     def engine(self) -> Engine:
@@ -167,16 +274,27 @@ class DockerBackend:
             self._engine = self._connect()
         return self._engine
 
+    def _on_env(self, stack: Stack) -> EnvStore | None:
+        return self.envs if stack.base != "cuda" else None
+
     def identity(self, stack: Stack) -> str | None:
         if stack.base == "cuda" and not self.builder.can_stand_in(stack):
             raise _cuda_flavour(stack)
         spec = self.builder.identity(stack)
-        return spec.ref if spec else None
+        if spec is None:
+            return None
+        if self._on_env(stack) is not None:
+            assert spec.lock is not None  # an offline stack's identity needs its lock
+            return env_ref(stack, spec.lock, spec.plan.base, *_env_inputs())
+        return spec.ref
 
     def prepare(self, stack: Stack) -> Target:
         if stack.base == "cuda" and not self.builder.can_stand_in(stack):
             raise _cuda_flavour(stack)
         job, downloaded = self.builder.job(stack, ())
+        store = self._on_env(stack)
+        if store is not None:
+            return self._prepare_env(stack, store, job.spec.lock, downloaded)
         built = self.builder.build(job)
         identity = self.builder.identity(stack)
         lock = job.spec.lock or self.builder.standin_lock(stack)  # the cuda flavour: its libraries
@@ -193,9 +311,42 @@ class DockerBackend:
             size=built.size,
         )
 
+    def _prepare_env(
+        self, stack: Stack, store: EnvStore, lock: Lock | None, downloaded: int
+    ) -> Target:
+        """The stack's environment, made (fetching its wheels) or found."""
+        t = time.monotonic()
+        slug, b = stack.slug, self.builder
+        assert lock is not None  # job() resolved it
+        base = b.base_for(stack)
+        ref = env_ref(stack, lock, base.ref, *_env_inputs())
+        phases: dict[str, float] = {}
+        if not store.ready(ref):
+            b.check_env_space(lock.total_bytes, slug)
+            b.console.step(slug, f"fetching {len(lock.wheels)} locked wheels")
+            downloaded += b.fetch(lock, f"{slug}'s {len(lock.wheels)} wheels")
+            phases["download"] = time.monotonic() - t
+            b.console.step(slug, f"making {ref} (downloaded {human_bytes(downloaded)})")
+        made = store.ensure(
+            ref, lock, base, engine=self.engine, wheels=b.wheels.dir, console=b.console,
+            log_path=b.paths.logs / f"env-{slug}.log", who=slug,
+        )  # fmt: skip
+        store.hold(ref)
+        seconds = time.monotonic() - t
+        if made.status == "built":
+            phases["install"] = made.seconds
+            said = ", ".join(f"{k} {v:.0f} s" for k, v in phases.items())
+            b.console.step(slug, f"built in {seconds:.1f} s ({said}), {human_bytes(made.size)}")
+        return Target(
+            stack=stack, ref=ref, identity=ref, lock=lock, status=made.status,
+            seconds=seconds, downloaded=downloaded, size=made.size, image=base.ref,
+            env=str(made.path),
+        )  # fmt: skip
+
     def check_space(self, stacks: Sequence[Stack]) -> None:
         """Room for every image of `stacks` still to be built, before the first build."""
-        self.builder.check_space(stacks)
+        if self.envs is None:
+            self.builder.check_space(stacks)
 
     def prefetch(self, stacks: Sequence[Stack]) -> None:
         """Start downloading the wheels of every stack that will be built, in order."""
@@ -211,24 +362,37 @@ class DockerBackend:
         if self._engine is not None:
             self._engine.halt()
 
+    def layout(self, spec: RunSpec, target: Target) -> Layout:
+        env = Path(target.env) if target.env and self.envs is not None else None
+        faults = self.envs.faults if self.envs is not None else Path()
+        return layout(spec, target.image or target.ref, env, faults, target.ref)
+
     def run(self, spec: RunSpec, target: Target) -> Finished:
+        lay = self.layout(spec, target)
         with self.engine.container(
-            target.ref,
-            ["sh", "-c", run_script(spec)],
+            lay.image,
+            ["sh", "-c", lay.script],
             kind="run",
-            mounts=spec.mounts,
-            user="0",
-            env=container_env(spec),
-            **hardening(spec),
+            mounts=lay.spec.mounts,
+            user=lay.user,
+            env=lay.env,
+            **hardening(lay),
         ) as c:
             return self.engine.finish(c, spec.timeout)
 
     def sweep(self) -> list[str]:
-        return self.engine.sweep()
+        left = self.envs.sweep() if self.envs is not None else []
+        return self.engine.sweep() + left
 
     def command(self, spec: RunSpec, target: Target) -> str:
         """How to run it by hand (`harness reproduce`)."""
-        return docker_run_command(spec, target.ref)
+        return docker_run_command(self.layout(spec, target))
+
+
+@functools.cache
+def _env_inputs() -> tuple[str, str]:
+    """What besides the base and the lock decides an environment: its script, uv's version."""
+    return envs_mod.SCRIPT.read_text(encoding="utf-8"), envs_mod.uv_tool()[1]
 
 
 def _cuda_flavour(stack: Stack) -> NotRunnableHere:

@@ -342,9 +342,12 @@ class Engine:
         # A build container is committed, and `docker commit` copies its labels into the image
         # (then into every container made from it): only run containers are labelled.
         labels = {} if kind == "build" else {LABEL: name}
-        volumes = {
-            str(m.source): {"bind": m.target, "mode": "ro" if m.read_only else "rw"} for m in mounts
-        }
+        # A list, not docker-py's `volumes` dict keyed by source: one file may be mounted at
+        # two paths (a driver library and its SONAME).
+        binds = [
+            docker.types.Mount(m.target, str(m.source), type="bind", read_only=m.read_only)
+            for m in mounts
+        ]
         created = None
         try:
             with self.answering():
@@ -353,7 +356,7 @@ class Engine:
                     list(command),
                     name=name,
                     labels=labels,
-                    volumes=volumes,
+                    mounts=binds,
                     network_mode="bridge" if network else "none",
                     user=user,
                     environment=dict(env or {}),
@@ -394,7 +397,7 @@ class Engine:
         # Interrupted while `create` was in flight, the daemon may still have made it: look it
         # up by its name rather than trust that nothing exists.
         with suppress(NotFound):
-            (created or self.client.containers.get(name)).remove(force=True)
+            (created or self.client.containers.get(name)).remove(force=True, v=True)
 
     def finish(
         self, container: Container, timeout: float, *, log_path: Path | None = None
@@ -496,7 +499,7 @@ class Engine:
             # Its writable layer holds everything the build wrote: removing it takes as long as
             # writing a few GB (20 s and more on fuse-overlayfs), so it is shown too.
             with self.answering(), step("the build container removed"), suppress(NotFound):
-                c.remove(force=True)
+                c.remove(force=True, v=True)
         image_id = image.id
         if image_id is None:
             raise BuildFailed(f"committing {ref} gave no image id")
@@ -539,7 +542,7 @@ class Engine:
         for c, _ in self._ours():
             if owner_gone(str(c.name), host):
                 with suppress(NotFound), self.answering():
-                    c.remove(force=True)
+                    c.remove(force=True, v=True)
                     removed.append(str(c.name))
         return removed
 

@@ -24,6 +24,7 @@ from harness.compat import Knowledge
 from harness.console import Console, human_bytes
 from harness.errors import ConfigError, MachineFault
 from harness.fetcher import Fetcher, host_ca
+from harness.fs import free_bytes
 from harness.lock import WheelCache, check_cached, read_lock, resolve, write_lock
 from harness.model import CudaImage, DockerfilePlan, ImageJob, ImageSpec, Lock, Mount, Stack
 from harness.render import (
@@ -37,6 +38,7 @@ from harness.render import (
 
 BUILD_TIMEOUT = 3600.0
 SPACE_FACTOR = 3  # bytes a build takes per byte of its wheelhouse (see _check_space)
+ENV_SPACE_FACTOR = 2  # bytes an environment takes per byte of its wheels (check_env_space)
 
 
 def image_python(base: Base) -> str:
@@ -468,6 +470,20 @@ class Builder:
             templates=self.templates,
         )
         return self.backend.image_id(spec.ref) is None
+
+    def check_env_space(self, wheel_bytes: int, what: str) -> None:
+        """Room in the cache for an environment: uv unpacks the wheels (about twice their size)
+        into its cache, which the environment links to."""
+        need = ENV_SPACE_FACTOR * wheel_bytes
+        free = free_bytes(self.paths.cache)
+        if free is not None and 0 <= free < need:
+            raise MachineFault(
+                f"not enough disk space to make {what}'s environment: it needs about "
+                f"{human_bytes(need)} ({need:,} bytes), the cache {self.paths.cache} has "
+                f"{human_bytes(free)} free",
+                help="remove what no selection needs (`harness gc`, or `harness gc --budget "
+                "SIZE`) or give the cache more disk, then run the same command",
+            )
 
     def _check_space(self, wheel_bytes: int, what: str) -> None:
         # Installed wheels take about twice their compressed size, and the committed layer

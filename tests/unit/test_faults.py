@@ -20,9 +20,11 @@ import harness.backends.docker as docker_backend
 from harness.backends.docker import (
     DROP,
     NO_GPU_ENV,
+    Layout,
     container_env,
     docker_run_command,
     hardening,
+    layout,
     pattern_word,
     run_script,
     setup_line,
@@ -434,6 +436,11 @@ def test_overwrite_adds_no_command(path: str, text: str) -> None:
     assert files == {path}, "only the redirection's file is created"
 
 
+def on_image(spec: RunSpec) -> Layout:
+    """A run on a stack image: every operation in the root step."""
+    return layout(spec, "img", None, Path(), "ref")
+
+
 DROPPED = DROP.split()[1:]  # setpriv's own arguments, up to its '--'
 
 
@@ -557,17 +564,21 @@ def test_set_env_values_reach_only_the_probe(values: dict[str, str]) -> None:
 def test_no_gpu_hides_the_device_and_the_request() -> None:
     gpu = RunSpec(argv=ARGV, ops=(SetEnv(name="A", value="1"),), gpu=True)
     hidden = RunSpec(argv=ARGV, ops=(SetEnv(name="A", value="1"), NoGpu()), gpu=True)
-    assert "device_requests" in hardening(gpu)
-    assert "--gpus" in docker_run_command(gpu, "img")
+    assert "device_requests" in hardening(on_image(gpu))
+    assert "--gpus" in docker_run_command(on_image(gpu))
     assert container_env(hidden) == dict(NO_GPU_ENV)
     assert dict(NO_GPU_ENV) == {"CUDA_VISIBLE_DEVICES": "", "NVIDIA_VISIBLE_DEVICES": "void"}
-    assert "device_requests" not in hardening(hidden)
-    assert "--gpus" not in docker_run_command(hidden, "img")
+    assert "device_requests" not in hardening(on_image(hidden))
+    assert "--gpus" not in docker_run_command(on_image(hidden))
 
 
 def test_memory_limit_is_the_smallest_asked_for() -> None:
     spec = RunSpec(argv=ARGV, ops=(MemoryLimit(size=3_000_000), MemoryLimit(size=2_000_000)))
-    assert hardening(spec)["mem_limit"] == hardening(spec)["memswap_limit"] == 2_000_000
+    assert (
+        hardening(on_image(spec))["mem_limit"]
+        == hardening(on_image(spec))["memswap_limit"]
+        == 2_000_000
+    )
     # without one, the default: a runaway probe is killed, not the host
-    default = hardening(RunSpec(argv=ARGV))
+    default = hardening(on_image(RunSpec(argv=ARGV)))
     assert default["mem_limit"] == default["memswap_limit"] == docker_backend.DEFAULT_MEMORY
