@@ -14,7 +14,7 @@ from typing import Any
 
 from harness import compat, faults
 from harness.compat import Knowledge
-from harness.drivers import DRIVER_HELP, DRIVER_LOCK, driver_version, is_driver_version
+from harness.drivers import DRIVER_HELP, DRIVER_LOCKS_TEXT, driver_version, is_driver_version
 from harness.errors import ConfigError, HarnessError, choice_help
 from harness.loader import Doc
 from harness.model import (
@@ -188,8 +188,8 @@ def parse_matrix(doc: Doc) -> Matrix:
             raise ConfigError(
                 f"bad driver {value!r} in axes.driver",
                 where=doc.where(("axes", "driver", i)),
-                help=f"'{NO_DRIVER}', '{STUB_DRIVER}' or a driver version from {DRIVER_LOCK}; "
-                + DRIVER_HELP,
+                help=f"'{NO_DRIVER}', '{STUB_DRIVER}' or a driver version from "
+                f"{DRIVER_LOCKS_TEXT}; " + DRIVER_HELP,
             )
     _check_profiles(matrix)
     return matrix
@@ -480,10 +480,10 @@ def _placed(
         if placeable is not None and v not in placeable:
             i = m.axis("driver").index(v)
             raise ConfigError(
-                f"driver {v} is not in {DRIVER_LOCK}, so no run can place it",
+                f"driver {v} is not in {DRIVER_LOCKS_TEXT}, so no run can place it",
                 where=m.doc.where(("axes", "driver", i)),
                 help="placeable: "
-                + (", ".join(placeable) or f"none ({DRIVER_LOCK} is missing)")
+                + (", ".join(placeable) or f"none ({DRIVER_LOCKS_TEXT} is missing)")
                 + "; `harness drivers --lock` writes the lock",
             )
     for i, sid in enumerate(p.driver_scenarios if out else ()):
