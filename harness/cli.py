@@ -26,11 +26,11 @@ from harness.backends import Backend
 if TYPE_CHECKING:
     from harness.backends.docker import DockerBackend
     from harness.report.types import Origin
-from harness.backends.driverstore import DriverStore, read_driver_lock
+from harness.backends.driverstore import DriverStore, read_driver_locks
 from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
 from harness.console import Console, human_bytes, on_github
 from harness.diagnose import EXIT, checked_chunks, diagnosis, render_text, reproducers
-from harness.drivers import DRIVER_LOCK, DriverLock
+from harness.drivers import DRIVER_LOCKS_TEXT, DriverLock
 from harness.errors import ConfigError, HarnessError, choice_help
 from harness.fs import atomic_write, fault_from
 from harness.journal import JOURNAL, finished
@@ -75,7 +75,7 @@ def load(
     profile = matrix.profile(args.profile)
     if driver is None:
         driver = host.resolve_driver(args.driver, profile.driver, argv_where(argv, "--driver"))
-    drivers = read_driver_lock(path.parent / DRIVER_LOCK)
+    drivers = read_driver_locks(path.parent)
     placeable = drivers.values() if drivers else None
     installed = installed_cudart(path.parent / "images" / "locks")
     plan = expand(
@@ -507,27 +507,26 @@ def cmd_render(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
 
 def cmd_drivers(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    """The driver lock: each placeable driver, its CUDA driver API version and packages."""
+    """The driver locks: each placeable driver's branch, version, the CUDA version its libcuda
+    reports, and where its packages' sha256 were read."""
     from harness.backends.driverstore import lock_drivers
+    from harness.drivers import version_key_of
 
     root = Path(args.matrix).parent
     cache = cache_root(os.environ)
-    lock = (
-        lock_drivers(root / DRIVER_LOCK, cache)
-        if args.lock
-        else read_driver_lock(root / DRIVER_LOCK)
-    )
+    lock = lock_drivers(root, cache) if args.lock else read_driver_locks(root)
     if lock is None:
         raise ConfigError(
-            f"no driver lock: {root / DRIVER_LOCK} is missing",
-            help="`harness drivers --lock` writes it (Debian's archive must be reachable)",
+            f"no driver lock: {root / DRIVER_LOCKS_TEXT} is missing",
+            help="`harness drivers --lock` writes them (the archives must be reachable)",
         )
     store = DriverStore(lock, cache)
-    for d in lock.drivers:
+    print(f"{'branch':<7} {'driver':<11} {'CUDA':<5} {'packages':<58} source")
+    for d in sorted(lock.drivers, key=version_key_of):
         where = store.folder(d.driver) if args.fetch else None
-        api = f"CUDA API {d.cuda_api}" if d.cuda_api else "stub"
         pkgs = ", ".join(f"{p.package}={p.version} ({p.suite})" for p in d.packages)
-        print(f"{d.driver:<12} {api:<15} {pkgs}" + (f"  -> {where}" if where else ""))
+        line = f"{d.branch:<7} {d.driver:<11} {d.cuda or '-':<5} {pkgs:<58} {d.source}"
+        print(line + (f"  -> {where}" if where else ""))
     return 0
 
 

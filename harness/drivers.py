@@ -1,5 +1,5 @@
-"""Driver versions: the one rule for a driver string, and the lock of NVIDIA's user-space drivers
-(Debian non-free packages) that runs can place.
+"""Driver versions: the one rule for a driver string, and the locks of NVIDIA's user-space drivers
+that runs can place (Debian's non-free and Ubuntu's restricted packages, one lock file per archive).
 
 Pure: `driver_version` checks text, `parse_driver_lock` checks a parsed JSON document. Fetching and
 unpacking the packages is harness.backends.driverstore's job.
@@ -7,9 +7,10 @@ unpacking the packages is harness.backends.driverstore's job.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from harness import ids
@@ -27,6 +28,10 @@ _POOL = re.compile(r"pool/[A-Za-z0-9/._+~-]+\.deb", re.ASCII)
 _MEMBER = re.compile(r"usr/(?:lib/x86_64-linux-gnu|share/keyrings)/[A-Za-z0-9/._+-]+", re.ASCII)
 _LIB = re.compile(r"lib[a-z-]+\.so(?:\.[0-9]+)*|[a-z0-9-]+-keyring\.gpg", re.ASCII)
 DRIVER_LOCK = "images/locks/drivers/debian-non-free.json"
+UBUNTU_LOCK = "images/locks/drivers/ubuntu-restricted.json"
+# Every driver lock, in the order their drivers are listed (each archive's file is written whole).
+DRIVER_LOCKS = (DRIVER_LOCK, UBUNTU_LOCK)
+DRIVER_LOCKS_TEXT = "images/locks/drivers/*.json"
 
 
 def is_driver_version(text: object) -> bool:
@@ -70,6 +75,20 @@ class LockedDriver:
     packages: tuple[DebPackage, ...]
     links: tuple[tuple[str, str], ...]
     source: str
+    archive: str = ""  # the archive its packages come from (its lock file's)
+    component: str = ""
+
+    @property
+    def branch(self) -> str:
+        """NVIDIA's branch name (R580), or 'stub'."""
+        return self.driver if self.driver == STUB_DRIVER else f"R{self.driver.split('.')[0]}"
+
+    @property
+    def cuda(self) -> str:
+        """The CUDA version its libcuda reports (cuDriverGetVersion 12040 -> '12.4'), or ''."""
+        if self.cuda_api is None:
+            return ""
+        return f"{self.cuda_api // 1000}.{self.cuda_api % 1000 // 10}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,6 +175,7 @@ def driver_op(value: str) -> Driver:
 
 
 def parse_driver_lock(data: Any, file: str = DRIVER_LOCK) -> DriverLock:
+    """One lock file: its archive, component and drivers (each carrying both)."""
     if not isinstance(data, Mapping) or data.get("schema") != 1:
         raise _bad("not a driver lock (schema 1)", file)
     rows = data.get("drivers")
@@ -188,8 +208,68 @@ def parse_driver_lock(data: Any, file: str = DRIVER_LOCK) -> DriverLock:
     archive = data.get("archive")
     if not (isinstance(archive, str) and re.fullmatch(r"https?://[A-Za-z0-9./-]+", archive)):
         raise _bad(f"bad archive {archive!r}", file)
+    component = data.get("component", "non-free")
+    if not (isinstance(component, str) and _PACKAGE.fullmatch(component)):
+        raise _bad(f"bad component {component!r}", file)
     if len({d.driver for d in drivers}) != len(drivers) or NO_DRIVER in {d.driver for d in drivers}:
         raise _bad("driver values must be unique and not 'none'", file)
+    drivers = [replace(d, archive=archive, component=component) for d in drivers]
+    return DriverLock(archive=archive, component=component, drivers=tuple(drivers))
+
+
+def merge_locks(locks: Sequence[DriverLock], files: Sequence[str]) -> DriverLock:
+    """Several lock files as one: every driver keeps its own archive; a value in two files is
+    refused (a run could not tell which to place)."""
+    seen: dict[str, str] = {}
+    for lock, file in zip(locks, files, strict=True):
+        for d in lock.drivers:
+            if d.driver in seen:
+                raise _bad(f"driver {d.driver} is also in {seen[d.driver]}", file)
+            seen[d.driver] = file
+    first = locks[0]
     return DriverLock(
-        archive=archive, component=str(data.get("component", "non-free")), drivers=tuple(drivers)
+        archive=first.archive,
+        component=first.component,
+        drivers=tuple(d for lock in locks for d in lock.drivers),
     )
+
+
+def version_key_of(d: LockedDriver) -> tuple[int, ...]:
+    """Sort key: drivers by version, the stub last."""
+    if d.driver == STUB_DRIVER:
+        return (1 << 30,)
+    return tuple(int(x) for x in d.driver.split("."))
+
+
+def driver_lock_doc(lock: DriverLock) -> dict[str, Any]:
+    """The JSON document of one lock file (parse_driver_lock's inverse)."""
+    return {
+        "schema": 1,
+        "archive": lock.archive,
+        "component": lock.component,
+        "drivers": [
+            {
+                "driver": d.driver,
+                "cuda_api": d.cuda_api,
+                "source": d.source,
+                "packages": [
+                    {
+                        "package": p.package,
+                        "version": p.version,
+                        "suite": p.suite,
+                        "filename": p.filename,
+                        "sha256": p.sha256,
+                        "size": p.size,
+                        "members": dict(p.members),
+                    }
+                    for p in d.packages
+                ],
+            }
+            for d in lock.drivers
+        ],
+    }
+
+
+def render_driver_lock(lock: DriverLock) -> str:
+    """One lock file's text, as `harness drivers --lock` writes it."""
+    return json.dumps(driver_lock_doc(lock), indent=2) + "\n"

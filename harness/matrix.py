@@ -7,6 +7,7 @@ what it removed, so an empty plan can name the filter that removed the last stac
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -14,7 +15,7 @@ from typing import Any
 
 from harness import compat, faults
 from harness.compat import Knowledge
-from harness.drivers import DRIVER_HELP, DRIVER_LOCK, driver_version, is_driver_version
+from harness.drivers import DRIVER_HELP, DRIVER_LOCKS_TEXT, driver_version, is_driver_version
 from harness.errors import ConfigError, HarnessError, choice_help
 from harness.loader import Doc
 from harness.model import (
@@ -67,6 +68,9 @@ class Profile:
     driver: str | None
     drop_incompatible: bool
     scenarios: tuple[str, ...] | None
+    default_variants: bool = False
+    # (slug globs, scenarios): fault scenarios run only on the stacks a glob matches
+    faults_on: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     driver_scenarios: tuple[str, ...]
     frameworks: tuple[tuple[str, tuple[str, ...]], ...] | None
     select: tuple[tuple[str, tuple[str, ...]], ...]
@@ -145,6 +149,11 @@ def _profile(doc: Doc, name: str, data: Mapping[str, Any]) -> Profile:
         driver=driver,
         drop_incompatible=bool(data.get("drop_incompatible", False)),
         scenarios=tuple(scen) if scen is not None else None,
+        default_variants=bool(data.get("default_variants", False)),
+        faults_on=(
+            tuple(data.get("faults_on", {}).get("stacks", ())),
+            tuple(data.get("faults_on", {}).get("scenarios", ())),
+        ),
         driver_scenarios=tuple(data.get("driver_scenarios", DEFAULT_DRIVER_SCENARIOS)),
         frameworks=tuple(sorted((k, tuple(v)) for k, v in frameworks.items()))
         if frameworks is not None
@@ -188,8 +197,8 @@ def parse_matrix(doc: Doc) -> Matrix:
             raise ConfigError(
                 f"bad driver {value!r} in axes.driver",
                 where=doc.where(("axes", "driver", i)),
-                help=f"'{NO_DRIVER}', '{STUB_DRIVER}' or a driver version from {DRIVER_LOCK}; "
-                + DRIVER_HELP,
+                help=f"'{NO_DRIVER}', '{STUB_DRIVER}' or a driver version from "
+                f"{DRIVER_LOCKS_TEXT}; " + DRIVER_HELP,
             )
     _check_profiles(matrix)
     return matrix
@@ -439,6 +448,14 @@ def expand(
         _candidates(m, p, kb), _builtin_filters(kb) + _user_filters(m), p
     )
     cands += _includes(p, kb)
+    if p.default_variants:
+
+        def default(c: Candidate) -> bool:
+            return c.variant is not None and c.variant.default
+
+        cands, more = _run_filters(cands, [("default-variant-only", p.where, default)], p)
+        removals += more
+    faulted = [_scenario(m, p, scenarios, sid) for sid in p.faults_on[1]]
     if p.drop_incompatible and driver.version is not None:
         version = driver.version
 
@@ -455,6 +472,9 @@ def expand(
         assert variant is not None  # the published-variant filter ran
         cudart = installed.get(stack.slug)
         cells += _cells_of(stack, variant, chosen, driver, kb, cudart=cudart)
+        if any(fnmatch.fnmatchcase(stack.slug, g) for g in p.faults_on[0]):
+            extra = [s for s in faulted if s not in chosen]
+            cells += _cells_of(stack, variant, extra, driver, kb, cudart=cudart)
         on_driver = [scenarios[s] for s in p.driver_scenarios]
         if not _reaches_the_driver(stack, variant, on_driver, driver, kb):
             continue  # it fails before any driver is asked: a driver column would repeat that
@@ -462,6 +482,17 @@ def expand(
             cells += _cells_of(stack, variant, on_driver, driver, kb, placed=value, cudart=cudart)
     _check_unique(cells, p)
     return Plan(profile=p.name, driver=driver, cells=tuple(cells), removals=tuple(removals))
+
+
+def _scenario(m: Matrix, p: Profile, scenarios: Mapping[str, Scenario], sid: str) -> Scenario:
+    if sid not in scenarios:
+        i = p.faults_on[1].index(sid)
+        raise ConfigError(
+            f"unknown scenario '{sid}'",
+            where=m.doc.where(("profiles", p.name, "faults_on", "scenarios", i)),
+            help=choice_help(sid, scenarios, "scenarios"),
+        )
+    return scenarios[sid]
 
 
 def _placed(
@@ -480,10 +511,10 @@ def _placed(
         if placeable is not None and v not in placeable:
             i = m.axis("driver").index(v)
             raise ConfigError(
-                f"driver {v} is not in {DRIVER_LOCK}, so no run can place it",
+                f"driver {v} is not in {DRIVER_LOCKS_TEXT}, so no run can place it",
                 where=m.doc.where(("axes", "driver", i)),
                 help="placeable: "
-                + (", ".join(placeable) or f"none ({DRIVER_LOCK} is missing)")
+                + (", ".join(placeable) or f"none ({DRIVER_LOCKS_TEXT} is missing)")
                 + "; `harness drivers --lock` writes the lock",
             )
     for i, sid in enumerate(p.driver_scenarios if out else ()):

@@ -1,30 +1,34 @@
-"""NVIDIA's user-space drivers from Debian's non-free archive, fetched once into the shared cache.
+"""NVIDIA's user-space drivers from Debian's non-free and Ubuntu's restricted archives, fetched
+once into the shared cache.
 
 `DriverStore.folder(driver)` is a read-only folder holding what a run places: each locked library
 (libcuda.so.<version>, libnvidia-ml.so.<version>, or the toolkit's stub libcuda.so) and the SONAME
-symlink nvidia-container-cli would make (libcuda.so.1). The .deb is fetched with Debian's own
-`apt-get download` under a private apt configuration (non-free enabled for that fetch only; the
-host's sources are never read or changed), checked against the sha256 pinned in
-images/locks/drivers/debian-non-free.json, and unpacked in Python (ar + tar: only the locked
-members). Without apt-get the same pool file is read over HTTP and checked the same way.
+symlink nvidia-container-cli would make (libcuda.so.1). A Debian .deb is fetched with Debian's
+own `apt-get download` under a private apt configuration (non-free enabled for that fetch only;
+the host's sources are never read or changed); an Ubuntu one (or any, without apt-get) is read
+from the archive's pool over HTTP. Either is checked against the size and sha256 pinned in
+images/locks/drivers/*.json and unpacked in Python (ar + tar, zstd through the `zstd` tool: only
+the locked members are written).
 
 `prefetch(drivers)` fetches them ahead of the cells that place them, in a thread; each driver has
 its own lock, so a cell that needs one waits for the fetch in flight (never a second download)
 and raises its failure. `close()` stops that fetch (its apt-get killed, its temp folder removed)
 and waits for the thread.
 
-`lock_drivers` writes that lock: apt-cache's record of each wanted package (pool path, size,
-sha256), and the CUDA driver API version the unpacked libcuda itself reports (cuDriverGetVersion
-through ctypes: it needs no GPU).
+`lock_drivers` writes the locks: each wanted package's record in the archive's own Packages index
+(pool path, size, sha256; the index is the row's source), and the CUDA driver API version the
+unpacked libcuda itself reports (cuDriverGetVersion through ctypes in a child process: no GPU).
 """
 
 from __future__ import annotations
 
-import ctypes
+import gzip
 import hashlib
 import json
+import lzma
 import os
 import shutil
+import sys
 import tarfile
 import tempfile
 import threading
@@ -36,31 +40,62 @@ from types import TracebackType
 from typing import IO, Any
 
 from harness import proc
-from harness.drivers import DebPackage, DriverLock, LockedDriver, parse_driver_lock
+from harness.drivers import (
+    DRIVER_LOCK,
+    DRIVER_LOCKS,
+    UBUNTU_LOCK,
+    DebPackage,
+    DriverLock,
+    LockedDriver,
+    merge_locks,
+    parse_driver_lock,
+    render_driver_lock,
+)
 from harness.errors import HarnessError
 from harness.fs import atomic_write
 
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
 ARCHIVE = "http://deb.debian.org/debian"
+UBUNTU = "http://archive.ubuntu.com/ubuntu"
 LIBDIR = "usr/lib/x86_64-linux-gnu"
-# What the lock pins: (axis value, [(package, Debian version, suite, {member: name})]).
-_Wanted = tuple[str, tuple[tuple[str, str, str, dict[str, str]], ...]]
-_RELEASES: tuple[_Wanted, ...] = tuple(
-    (
+# What a lock pins: (axis value, [(package, version, suite, {member: name})]).
+_Pkg = tuple[str, str, str, dict[str, str]]
+_Wanted = tuple[str, tuple[_Pkg, ...]]
+
+
+def _pair(v: str, deb: str, suite: str, *, cuda: str, ml: str, folder: str) -> _Wanted:
+    """A driver from two packages (libcuda, libnvidia-ml), its files in LIBDIR/`folder`."""
+    d = f"{LIBDIR}/{folder}" if folder else LIBDIR
+    return (
         v,
-        tuple(
-            (pkg, deb, suite, {f"{LIBDIR}/nvidia/current/{lib}.so.{v}": f"{lib}.so.{v}"})
-            for pkg, lib in (("libcuda1", "libcuda"), ("libnvidia-ml1", "libnvidia-ml"))
+        (
+            (cuda, deb, suite, {f"{d}/libcuda.so.{v}": f"libcuda.so.{v}"}),
+            (ml, deb, suite, {f"{d}/libnvidia-ml.so.{v}": f"libnvidia-ml.so.{v}"}),
         ),
     )
-    for v, deb, suite in (
-        ("470.256.02", "470.256.02-2", "bullseye"),
-        ("535.261.03", "535.261.03-1", "bookworm"),
-        ("550.163.01", "550.163.01-2", "trixie"),
-    )
-)
-WANTED: tuple[_Wanted, ...] = (
-    *_RELEASES,
+
+
+def _one(v: str, package: str, deb: str, suite: str) -> _Wanted:
+    """A driver from Ubuntu's libnvidia-compute-<branch>: libcuda and libnvidia-ml in LIBDIR."""
+    files = {f"{LIBDIR}/{lib}.so.{v}": f"{lib}.so.{v}" for lib in ("libcuda", "libnvidia-ml")}
+    return v, ((package, deb, suite, files),)
+
+
+_CURRENT = {"cuda": "libcuda1", "ml": "libnvidia-ml1", "folder": "nvidia/current"}
+# Debian non-free: the newest real (not transitional) libcuda of each branch Debian ships,
+# libcuda1/libnvidia-ml1 (the default driver) or libnvidia-tesla-*-cuda1/-ml1 (the Tesla ones).
+DEBIAN: tuple[_Wanted, ...] = (
+    _pair(
+        "450.248.02", "450.248.02-7~deb11u1", "bullseye",
+        cuda="libnvidia-tesla-450-cuda1", ml="libnvidia-tesla-450-ml1", folder="nvidia/tesla-450",
+    ),
+    _pair("470.256.02", "470.256.02-2", "bullseye", **_CURRENT),
+    _pair(
+        "525.147.05", "525.147.05-15~deb12u1", "bookworm",
+        cuda="libnvidia-tesla-cuda1", ml="libnvidia-tesla-ml1", folder="nvidia/tesla",
+    ),
+    _pair("535.261.03", "535.261.03-1", "bookworm", **_CURRENT),
+    _pair("550.163.01", "550.163.01-2", "trixie", **_CURRENT),
     (
         "stub",
         (
@@ -72,8 +107,26 @@ WANTED: tuple[_Wanted, ...] = (
             ),
         ),
     ),
+)  # fmt: skip
+# Ubuntu restricted: the branches Debian lacks, each from the newest real libnvidia-compute-<b>
+# the indexes still list (many newer versions of a branch are transitional, a few KB, depending on
+# the next branch: shared/research/driverlab.md). No real R515 or R590 package is indexed there.
+UBUNTU_WANTED: tuple[_Wanted, ...] = (
+    _one("510.60.02", "libnvidia-compute-510", "510.60.02-0ubuntu1", "jammy"),
+    _one("545.29.06", "libnvidia-compute-545", "545.29.06-0ubuntu0.22.04.2", "jammy-updates"),
+    _one(
+        "565.57.01", "libnvidia-compute-565-server", "565.57.01-0ubuntu0.20.04.2", "focal-updates"
+    ),
+    _one("570.133.07", "libnvidia-compute-570", "570.133.07-0ubuntu0.20.04.1", "focal-updates"),
+    _one("580.178.04", "libnvidia-compute-580", "580.178.04-0ubuntu0.22.04.1", "jammy-updates"),
+    _one("595.99.02", "libnvidia-compute-595", "595.99.02-0ubuntu0.24.04.1", "noble-updates"),
 )
-SOURCE = "https://packages.debian.org/{suite}/{package}"
+# (lock file, archive, component, drivers): what `harness drivers --lock` writes.
+LOCKS: tuple[tuple[str, str, str, tuple[_Wanted, ...]], ...] = (
+    (DRIVER_LOCK, ARCHIVE, "non-free", DEBIAN),
+    (UBUNTU_LOCK, UBUNTU, "restricted", UBUNTU_WANTED),
+)
+WANTED = DEBIAN  # the Debian lock's drivers (kept for callers of the old name)
 
 
 class DriverFetchError(HarnessError):
@@ -98,6 +151,15 @@ def read_driver_lock(path: Path) -> DriverLock | None:
     except ValueError as exc:
         raise DriverFetchError(f"{path}: not JSON ({exc})") from None
     return parse_driver_lock(data, str(path))
+
+
+def read_driver_locks(root: Path) -> DriverLock | None:
+    """Every driver lock under `root` (DRIVER_LOCKS) as one; None when there is none."""
+    found = [(f, read_driver_lock(root / f)) for f in DRIVER_LOCKS]
+    got = [(f, lock) for f, lock in found if lock is not None]
+    if not got:
+        return None
+    return merge_locks([lock for _, lock in got], [f for f, _ in got])
 
 
 # ---------------------------------------------------------------- apt, privately
@@ -190,8 +252,11 @@ def unpack(
             raise DriverFetchError(f"{deb.name}: no data.tar member")
         offset, size = parts[data]
         f.seek(offset)
-        blob = _Slice(f, size)
-        with tarfile.open(fileobj=blob, mode="r|*") as tar:  # type: ignore[call-overload]
+        blob: IO[bytes] | _Slice = _Slice(f, size)
+        with (
+            _plain_tar(blob, data, into, deb.name) as plain,
+            tarfile.open(fileobj=plain, mode="r|*") as tar,  # type: ignore[call-overload]
+        ):
             for info in tar:
                 _check(cancel, deb.name)
                 key = info.name.lstrip("./")
@@ -202,6 +267,34 @@ def unpack(
                         shutil.copyfileobj(src, out)
     if wanted:
         raise DriverFetchError(f"{deb.name}: missing {', '.join(sorted(wanted))}")
+
+
+@contextmanager
+def _plain_tar(
+    blob: IO[bytes] | _Slice, member: str, scratch: Path, what: str
+) -> Iterator[IO[bytes] | _Slice]:
+    """The data member as tarfile reads it: as it is (gz, xz, bz2), or for zstd (Ubuntu's
+    packages since 21.10; Python's tarfile cannot read it) decompressed by `zstd` into a
+    scratch file that is removed after."""
+    if not member.endswith(".zst"):
+        yield blob
+        return
+    packed, plain = scratch / ".data.tar.zst", scratch / ".data.tar"
+    try:
+        with packed.open("wb") as out:
+            shutil.copyfileobj(blob, out)
+        res = proc.run(["zstd", "-d", "-q", "-f", "-o", str(plain), str(packed)], timeout=600)
+        if res.returncode != 0:
+            raise DriverFetchError(
+                f"{what}: zstd -d failed ({res.returncode}): {(res.stderr or '')[-400:]}",
+                help="Ubuntu's packages are zstd-compressed: install zstd (apt-get install zstd)",
+            )
+        packed.unlink()
+        with plain.open("rb") as f:
+            yield f
+    finally:
+        packed.unlink(missing_ok=True)
+        plain.unlink(missing_ok=True)
 
 
 class _Slice:
@@ -320,8 +413,8 @@ class DriverStore:
             debs = fetch_debs(
                 entry.packages,
                 tmp,
-                archive=self.lock.archive,
-                component=self.lock.component,
+                archive=entry.archive or self.lock.archive,
+                component=entry.component or self.lock.component,
                 cancel=self._cancel,
             )
             for pkg, deb in zip(entry.packages, debs, strict=True):
@@ -354,11 +447,12 @@ def fetch_debs(
     component: str,
     cancel: threading.Event | None = None,
 ) -> list[Path]:
-    """Each pinned .deb into `into`, by apt-get download (else HTTP), checked by sha256;
-    `cancel` set stops it (FetchStopped)."""
+    """Each pinned .deb into `into`, by apt-get download from Debian's archive (else HTTP, always
+    for Ubuntu's: its keyring is not the host's), checked by sha256; `cancel` set stops it
+    (FetchStopped)."""
     out = []
     apt = None
-    if shutil.which("apt-get"):
+    if archive == ARCHIVE and shutil.which("apt-get"):
         apt = _Apt(into / "apt", [p.suite for p in packages], component, cancel)
         apt("apt-get", "-q", "update")
     for p in packages:
@@ -427,64 +521,105 @@ def _http(url: str, dest: Path, cancel: threading.Event | None = None) -> None:
 # ---------------------------------------------------------------- locking
 
 
-def _record(apt: _Apt, package: str, version: str) -> dict[str, str]:
-    text = apt("apt-cache", "show", f"{package}={version}")
-    fields: dict[str, str] = {}
-    for line in text.split("\n\n", 1)[0].splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and not line.startswith(" "):
-            fields[key] = value.strip()
-    return fields
+def index_url(archive: str, suite: str, component: str, ext: str) -> str:
+    """The archive's Packages index for a suite and component (amd64), over https."""
+    base = archive.replace("http://", "https://", 1)
+    return f"{base}/dists/{suite}/{component}/binary-amd64/Packages.{ext}"
+
+
+def parse_packages(text: str) -> dict[tuple[str, str], dict[str, str]]:
+    """A Packages index: (package, version) -> its single-line fields."""
+    out = {}
+    for para in text.split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in para.splitlines():
+            key, sep, value = line.partition(": ")
+            if sep and not line.startswith((" ", "\t")):
+                fields[key] = value.strip()
+        if "Package" in fields and "Version" in fields:
+            out[(fields["Package"], fields["Version"])] = fields
+    return out
+
+
+class _Indexes:
+    """Packages indexes read over https once per (suite, component): .xz, else .gz."""
+
+    def __init__(self, archive: str, component: str):
+        self.archive, self.component = archive, component
+        self._seen: dict[str, tuple[str, dict[tuple[str, str], dict[str, str]]]] = {}
+
+    def record(self, package: str, version: str, suite: str) -> tuple[str, dict[str, str]]:
+        if suite not in self._seen:
+            self._seen[suite] = self._read(suite)
+        url, rows = self._seen[suite]
+        rec = rows.get((package, version))
+        if rec is None:
+            raise DriverFetchError(f"{package} {version} is not in {url}")
+        return url, rec
+
+    def _read(self, suite: str) -> tuple[str, dict[tuple[str, str], dict[str, str]]]:
+        for ext, open_ in (("xz", lzma.decompress), ("gz", gzip.decompress)):
+            url = index_url(self.archive, suite, self.component, ext)
+            try:
+                with urllib.request.urlopen(url, timeout=120) as r:
+                    blob = r.read()
+            except OSError:
+                continue
+            return url, parse_packages(open_(blob).decode("utf-8"))
+        raise DriverFetchError(f"no Packages index for {suite}/{self.component} in {self.archive}")
+
+
+_MEASURE = (
+    "import ctypes, sys\n"
+    "v = ctypes.c_int(0)\n"
+    "rc = ctypes.CDLL(sys.argv[1]).cuDriverGetVersion(ctypes.byref(v))\n"
+    "print(v.value if rc == 0 else '')\n"
+)
 
 
 def cuda_api(lib: Path) -> int | None:
-    """cuDriverGetVersion of a libcuda (no GPU needed); None when it will not say."""
-    try:
-        cuda = ctypes.CDLL(str(lib))
-    except OSError:
-        return None
-    v = ctypes.c_int(0)
-    return v.value if cuda.cuDriverGetVersion(ctypes.byref(v)) == 0 else None
+    """cuDriverGetVersion of a libcuda (no GPU needed), in a child process of its own (two
+    libcuda in one process would share symbols); None when it will not load or say."""
+    res = proc.run([sys.executable, "-c", _MEASURE, str(lib)], timeout=120)
+    out = (res.stdout or "").strip()
+    return int(out) if res.returncode == 0 and out.isdigit() else None
 
 
-def lock_drivers(dest: Path, cache: Path) -> DriverLock:
-    """Resolve WANTED through apt, fetch each to measure its libcuda, write the lock."""
-    scratch = Path(tempfile.mkdtemp(prefix="stackmatrix-drivers-"))
-    try:
-        apt = _Apt(scratch / "apt", [s for _, pkgs in WANTED for _, _, s, _ in pkgs])
-        apt("apt-get", "-q", "update")
-        rows: list[dict[str, Any]] = []
-        for driver, pkgs in WANTED:
-            packages = []
-            for package, version, suite, members in pkgs:
-                rec = _record(apt, package, version)
-                packages.append(
-                    {
-                        "package": package,
-                        "version": version,
-                        "suite": suite,
-                        "filename": rec["Filename"],
-                        "sha256": rec["SHA256"],
-                        "size": int(rec["Size"]),
-                        "members": members,
-                    }
-                )
-            rows.append(
+def lock_file(
+    dest: Path, cache: Path, archive: str, component: str, wanted: Sequence[_Wanted]
+) -> DriverLock:
+    """One lock file: each wanted package's record in the archive's own Packages index (pool
+    path, size, sha256), fetched and checked against it, its libcuda measured."""
+    indexes = _Indexes(archive, component)
+    rows: list[dict[str, Any]] = []
+    for driver, pkgs in wanted:
+        packages, source = [], ""
+        for package, version, suite, members in pkgs:
+            url, rec = indexes.record(package, version, suite)
+            source = source or url
+            packages.append(
                 {
-                    "driver": driver,
-                    "cuda_api": None,
-                    "source": SOURCE.format(suite=pkgs[0][2], package=pkgs[0][0]),
-                    "packages": packages,
+                    "package": package,
+                    "version": version,
+                    "suite": suite,
+                    "filename": rec["Filename"],
+                    "sha256": rec["SHA256"],
+                    "size": int(rec["Size"]),
+                    "members": members,
                 }
             )
-        doc = {"schema": 1, "archive": ARCHIVE, "component": "non-free", "drivers": rows}
-        store = DriverStore(parse_driver_lock(doc), cache)
-        for row in rows:
-            if row["driver"] != "stub":
-                folder = store.folder(str(row["driver"]))
-                row["cuda_api"] = cuda_api(folder / "libcuda.so.1")
-        text = json.dumps(doc, indent=2, sort_keys=False) + "\n"
-        atomic_write(dest, text)
-        return parse_driver_lock(json.loads(text), str(dest))
-    finally:
-        _remove(scratch)
+        rows.append({"driver": driver, "cuda_api": None, "source": source, "packages": packages})
+    doc = {"schema": 1, "archive": archive, "component": component, "drivers": rows}
+    store = DriverStore(parse_driver_lock(doc, str(dest)), cache)
+    for row in rows:
+        if row["driver"] != "stub":
+            row["cuda_api"] = cuda_api(store.folder(str(row["driver"])) / "libcuda.so.1")
+    lock = parse_driver_lock(doc, str(dest))
+    atomic_write(dest, render_driver_lock(lock))
+    return lock
+
+
+def lock_drivers(root: Path, cache: Path) -> DriverLock:
+    """Write every driver lock under `root` (LOCKS); the merged lock."""
+    locks = [lock_file(root / f, cache, a, c, w) for f, a, c, w in LOCKS]
+    return merge_locks(locks, [f for f, _, _, _ in LOCKS])

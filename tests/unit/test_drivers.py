@@ -15,7 +15,7 @@ import pytest
 from harness import ids
 from harness.backends import standin
 from harness.backends.docker import run_script
-from harness.backends.driverstore import DriverFetchError, unpack
+from harness.backends.driverstore import DriverFetchError, read_driver_locks, unpack
 from harness.cli import main
 from harness.compat import (
     installed_toolkit,
@@ -23,7 +23,14 @@ from harness.compat import (
     read_knowledge_docs,
     require_cuda,
 )
-from harness.drivers import DRIVER_LOCK, driver_op, parse_driver_lock
+from harness.drivers import (
+    DRIVER_LOCK,
+    DRIVER_LOCKS,
+    driver_op,
+    merge_locks,
+    parse_driver_lock,
+    render_driver_lock,
+)
 from harness.errors import ConfigError
 from harness.model import NoGpu, RunSpec
 from tests.conftest import ROOT
@@ -72,16 +79,45 @@ def test_a_bad_profile_driver_exits_2_at_its_place(
     assert "help: " in err and "Traceback" not in err
 
 
-def test_the_committed_lock_pins_each_driver_and_its_links() -> None:
-    lock = parse_driver_lock(LOCK)
-    assert set(lock.values()) == {"stub", "470.256.02", "535.261.03", "550.163.01"}
+MEASURED = {  # cuDriverGetVersion of each unpacked libcuda, through ctypes (no GPU)
+    "450.248.02": 11000, "470.256.02": 11040, "510.60.02": 11060, "525.147.05": 12000,
+    "535.261.03": 12020, "545.29.06": 12030, "550.163.01": 12040, "565.57.01": 12070,
+    "570.133.07": 12080, "580.178.04": 13000, "595.99.02": 13020, "stub": None,
+}  # fmt: skip
+
+
+def test_the_committed_locks_pin_each_driver_and_its_links() -> None:
+    lock = read_driver_locks(ROOT)
+    assert lock is not None
+    assert {d.driver: d.cuda_api for d in lock.drivers} == MEASURED
     for d in lock.drivers:
         assert d.links == driver_op(d.driver).links
         assert all(len(p.sha256) == 64 and p.filename.startswith("pool/") for p in d.packages)
-    # measured with ctypes on the unpacked libcuda (cuDriverGetVersion, no GPU)
-    assert {d.driver: d.cuda_api for d in lock.drivers} == {
-        "470.256.02": 11040, "535.261.03": 12020, "550.163.01": 12040, "stub": None,
-    }  # fmt: skip
+        # the sha256 were read from the archive's own Packages index, which the row cites
+        assert d.source.startswith(d.archive.replace("http://", "https://", 1) + "/dists/")
+        assert f"/dists/{d.packages[0].suite}/{d.component}/binary-amd64/Packages." in d.source
+
+
+def test_every_production_branch_is_placeable() -> None:
+    lock = read_driver_locks(ROOT)
+    assert lock is not None
+    branches = {d.branch for d in lock.drivers}
+    want = {"R450", "R470", "R525", "R535", "R545", "R550", "R565", "R570", "R580", "R595"}
+    assert want <= branches and "stub" in branches
+    cuda = {d.branch: d.cuda for d in lock.drivers}
+    assert (cuda["R450"], cuda["R525"], cuda["R580"]) == ("11.0", "12.0", "13.0")
+
+
+@pytest.mark.parametrize("name", DRIVER_LOCKS)
+def test_each_lock_file_is_what_harness_drivers_lock_writes_byte_for_byte(name: str) -> None:
+    text = (ROOT / name).read_text(encoding="utf-8")
+    assert render_driver_lock(parse_driver_lock(json.loads(text), name)) == text
+
+
+def test_a_driver_in_two_lock_files_is_refused() -> None:
+    one = parse_driver_lock(LOCK)
+    with pytest.raises(ConfigError, match="also in"):
+        merge_locks([one, one], ["a.json", "b.json"])
 
 
 @pytest.mark.parametrize(
