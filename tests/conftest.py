@@ -10,10 +10,14 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.model import Stack
+from harness.model import Finished, Mount, Stack
+
+if TYPE_CHECKING:
+    from harness.backends.engine import Engine
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -42,13 +46,31 @@ def harness_cli(*args: str, timeout: float = 5000) -> subprocess.CompletedProces
     )
 
 
-def harness_build(*args: str) -> dict[str, str]:
-    """`harness build --json` for real (a cache hit where the images exist): slug -> image ref."""
+def harness_build(*args: str) -> dict[str, dict[str, str]]:
+    """`harness build --json` for real (a cache hit where the stacks are prepared): slug -> its
+    entry (ref; image, the image a run starts; env, the environment's folder or "")."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "build.json"
         res = harness_cli("build", "--json", str(out), *args)
         assert res.returncode == 0, res.stderr[-3000:]
-        return {r["slug"]: r["ref"] for r in json.loads(out.read_text())}
+        return {r["slug"]: r for r in json.loads(out.read_text())}
+
+
+def in_stack(
+    engine: Engine, built: dict[str, str], argv: list[str], *, mounts: tuple[Mount, ...] = ()
+) -> Finished:
+    """argv in a prepared stack (an entry of `harness_build`) as its cells run: on an
+    environment, uid 1000 with it mounted read-only on its base image; else in its image."""
+    if not built.get("env"):
+        return engine.run(built["ref"], argv, timeout=600, mounts=mounts)
+    from harness.backends.docker import ENV_CONFIG, HOME, TMPFS, WORKLOAD_USER
+
+    mounts = (*mounts, Mount(Path(built["env"]), "/opt/stack"))
+    with engine.container(
+        built["image"], argv, kind="run", mounts=mounts, user=WORKLOAD_USER,
+        env={**dict(ENV_CONFIG), "HOME": HOME}, read_only=True, tmpfs=dict(TMPFS),
+    ) as c:  # fmt: skip
+        return engine.finish(c, 600)
 
 
 def require_docker() -> bool:

@@ -43,6 +43,8 @@ class Target:
             "seconds": round(self.seconds, 3),
             "downloaded": self.downloaded,
             "size": self.size,
+            "image": self.image or self.ref,
+            "env": self.env,
         }
 
 

@@ -163,7 +163,10 @@ class Layout:
 
     @property
     def script(self) -> str:
-        return run_script(self.spec, root=self.root)
+        script = run_script(self.spec, root=self.root)
+        # HOME is the working folder, as an image's WORKDIR (not `--workdir`: the engine makes
+        # that folder 755 root over the tmpfs, which uid 1000 then cannot write).
+        return f"cd {HOME}\n{script}" if self.on_env else script
 
     @property
     def user(self) -> str:
@@ -212,7 +215,6 @@ def hardening(lay: Layout) -> dict[str, Any]:
     if lay.on_env:  # writable only where a probe writes
         out["read_only"] = not lay.root
         out["tmpfs"] = dict(TMPFS)
-        out["working_dir"] = HOME
     # A default memory limit: a probe that runs away is killed (OOM), not the host.
     out["mem_limit"] = out["memswap_limit"] = spec.memory_limit or DEFAULT_MEMORY
     if spec.sees_gpu:
@@ -233,7 +235,6 @@ def docker_run_command(lay: Layout) -> str:
         parts += ["--read-only"] if not lay.root else []
         for path, options in TMPFS.items():
             parts += ["--tmpfs", f"{path}:{options}"]
-        parts += ["--workdir", HOME]
     if spec.sees_gpu:
         parts += ["--gpus", "all"]
     for m in spec.mounts:

@@ -22,7 +22,7 @@ from harness.console import Console
 from harness.lock import LockError, WheelCache, cache_root, resolve
 from harness.model import DockerfilePlan, ImageJob, Lock, Mount, Stack
 from harness.render import offline_spec, read_templates, step_refs
-from tests.conftest import ROOT, harness_cli
+from tests.conftest import ROOT, harness_cli, in_stack
 
 ENV = dict(os.environ)
 NUMPY = "numpy==2.4.6"
@@ -261,7 +261,8 @@ SMOKE_TORCH = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline"
 
 @pytest.mark.slow
 def test_the_smoke_torch_stack(backend: Engine, tmp_path: Path) -> None:
-    """`harness build` on the smoke profile's torch stack, then torch in it with no network."""
+    """`harness build` on the smoke profile's torch stack (its environment), then torch in it
+    with no network, as uid 1000 on a read-only root."""
     out = tmp_path / "build.json"
     res = harness_cli("build", "--stack", SMOKE_TORCH, "--json", str(out))
     assert res.returncode == 0, res.stderr[-3000:]
@@ -271,8 +272,8 @@ def test_the_smoke_torch_stack(backend: Engine, tmp_path: Path) -> None:
         "import torch, os; print(torch.__version__, torch.version.cuda, "
         "torch.backends.cudnn.version(), os.getuid())"
     )
-    done = backend.run(result["ref"], ["python", "-c", code], timeout=300)
+    done = in_stack(backend, result, ["python", "-c", code])
     assert done.exit_code == 0, done.output
     assert done.output.strip().splitlines()[-1] == "2.15.0+cu132 13.2 92600 1000"
-    stack = json.loads(backend.image_labels(result["ref"])["stackmatrix.stack"])
-    assert stack["cudnn"] == "9.26.0.51" and stack["framework_version"] == "2.15.0"
+    mark = json.loads((Path(result["env"]) / "stackmatrix-env.json").read_text())
+    assert mark["lock"] == SMOKE_TORCH and mark["ref"] == result["ref"]

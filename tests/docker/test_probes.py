@@ -10,7 +10,7 @@ import pytest
 from harness.backends.engine import Engine
 from harness.events import parse
 from harness.model import Mount, ProbeReport, Stage
-from tests.conftest import ROOT, harness_build
+from tests.conftest import ROOT, harness_build, in_stack
 
 pytestmark = pytest.mark.slow
 
@@ -19,16 +19,16 @@ GPU_STAGES = {Stage.TENSOR_OP, Stage.CUDNN_CONV, Stage.TRAIN_STEP, Stage.SAVE_LO
 
 
 @pytest.fixture(scope="module")
-def smoke_images() -> dict[str, str]:
+def smoke_images() -> dict[str, dict[str, str]]:
     return harness_build()
 
 
-def probe(backend: Engine, ref: str, framework: str) -> tuple[int | None, ProbeReport]:
-    done = backend.run(
-        ref,
+def probe(backend: Engine, built: dict[str, str], framework: str) -> tuple[int | None, ProbeReport]:
+    done = in_stack(
+        backend,
+        built,
         ["python", "/probe/stageprobe.py", framework],
-        timeout=600,
-        mounts=[Mount(Path(PROBE.parent), "/probe")],
+        mounts=(Mount(Path(PROBE.parent), "/probe"),),
     )
     stdout = "\n".join(ln for ln in done.output.splitlines() if ln.startswith('{"probe"'))
     return done.exit_code, parse(stdout)
@@ -47,7 +47,7 @@ def backend(docker_client: object) -> Engine:
     ],
 )
 def test_baseline_passes_with_gpu_stages_skipped(
-    smoke_images: dict[str, str], backend: Engine, slug: str, framework: str
+    smoke_images: dict[str, dict[str, str]], backend: Engine, slug: str, framework: str
 ) -> None:
     code, report = probe(backend, smoke_images[slug], framework)
     assert code == 0 and report.passed
@@ -71,7 +71,7 @@ def test_baseline_passes_with_gpu_stages_skipped(
 
 
 def test_torch_meets_an_older_cudnn_at_build_info(
-    smoke_images: dict[str, str], backend: Engine
+    smoke_images: dict[str, dict[str, str]], backend: Engine
 ) -> None:
     code, report = probe(
         backend, smoke_images["torch-2.15.0_cu13.2_cudnn9.13_py3.11_offline"], "torch"

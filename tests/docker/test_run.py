@@ -20,6 +20,7 @@ import pytest
 from harness.backends import Target
 from harness.backends.docker import DockerBackend
 from harness.backends.engine import Engine
+from harness.backends.envs import EnvStore
 from harness.backends.images import Builder, Paths
 from harness.compat import parse_knowledge, read_knowledge_docs
 from harness.console import Console
@@ -30,7 +31,7 @@ from harness.model import Stack
 from harness.render import read_templates
 from harness.runner import probe_run, spec_for
 from harness.scenarios import read_scenarios
-from tests.conftest import ROOT, harness_build, harness_cli
+from tests.conftest import ROOT, harness_build, harness_cli, in_stack
 
 pytestmark = pytest.mark.slow
 # Every cell of the smoke profile that runs here (all of its stacks are on the offline base).
@@ -113,13 +114,16 @@ def test_smoke_matrix_runs_resumes_and_is_a_cache_hit(
     assert stubs and all(r["observed"]["signature"] == "stub_driver" for r in stubs)
 
 
-def test_the_image_is_untouched_by_a_fault(docker_client: object) -> None:
-    """Faults live in the run's container only: the next plain run sees the intact stack."""
+def test_the_environment_is_untouched_by_a_fault(docker_client: object) -> None:
+    """Faults are mounts over the run's read-only view: the next plain run, and the host
+    folder itself, see the intact stack."""
     engine = Engine(docker_client)  # type: ignore[arg-type]
     slug = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline"
-    ref = harness_build("--stack", slug)[slug]
-    path = "/opt/stack/lib/python3.11/site-packages/nvidia/cudnn/lib/libcudnn_graph.so.9"
-    stack = Stack(**json.loads(engine.image_labels(ref)["stackmatrix.stack"]))
+    built = harness_build("--stack", slug)[slug]
+    rel = "lib/python3.11/site-packages/nvidia/cudnn/lib/libcudnn_graph.so.9"
+    env = Path(built["env"])
+    size = (env / rel).stat().st_size
+    stack = Stack.from_slug(slug)
     lock = read_lock(ROOT / "images" / "locks" / f"{slug}.json")
     assert lock is not None
     scenario = read_scenarios(ROOT / "scenarios", display="scenarios")["corrupt-library"]
@@ -129,13 +133,17 @@ def test_the_image_is_untouched_by_a_fault(docker_client: object) -> None:
         kb=parse_knowledge(read_knowledge_docs()), engine=lambda: engine, paths=paths,
         templates=read_templates(paths.images), console=Console(),
     )  # fmt: skip
-    backend = DockerBackend(builder, lambda: engine)
-    target = Target(stack=stack, ref=ref, identity=ref, lock=lock)
+    backend = DockerBackend(builder, lambda: engine, envs=EnvStore(cache))
+    target = Target(
+        stack=stack, ref=built["ref"], identity=built["ref"], lock=lock, image=built["image"],
+        env=built["env"],
+    )  # fmt: skip
     spec = spec_for(resolve(scenario.faults, stack), target, WheelCache(cache), gpu=False)
     run = probe_run(backend, spec, target)
     assert run.signal == 7  # SIGBUS: the truncated copy was used in that run
-    done = engine.run(ref, ["sh", "-c", f"stat -c %s {path}"])
-    assert done.exit_code == 0 and int(done.output.strip()) > 1_000_000
+    assert (env / rel).stat().st_size == size > 1_000_000
+    done = in_stack(engine, built, ["sh", "-c", f"stat -c %s /opt/stack/{rel}"])
+    assert done.exit_code == 0 and int(done.output.strip()) == size
 
 
 def test_reproduce_prints_a_command_that_reproduces(tmp_path: Path) -> None:

@@ -149,7 +149,7 @@ def test_on_an_environment_a_run_is_uid_1000_read_only_with_no_root_step(tmp_pat
     spec = RunSpec(argv=ARGV, ops=ops, mounts=(Mount(driver, DRIVER_MOUNT),))
     lay = layout(spec, "stackmatrix/base:x", env, tmp_path / "f", "r")
     assert not lay.root and lay.user == WORKLOAD_USER and lay.on_env
-    assert lay.script.startswith("exec env HOME=/home/stack A=1 python")
+    assert lay.script.startswith("cd /home/stack\nexec env HOME=/home/stack A=1 python")
     targets = [m.target for m in lay.spec.mounts]
     assert "/opt/stack" in targets and f"{SITE}/nvidia/cudnn/lib" in targets
     assert (
