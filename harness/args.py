@@ -115,6 +115,13 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
         action="store_true",
         help="print what each cell would do (run, cached, not here); start nothing",
     )
+    u.add_argument(
+        "--disk-budget",
+        metavar="SIZE",
+        help="keep the cache (wheels, environments, uv's cache) within SIZE (e.g. 40GB): once a "
+        "stack's cells are journaled, what no stack still to run needs is evicted, each "
+        "removal said in one line",
+    )
     x = command(
         "reproduce",
         "run one cell again and print how to run it by hand",
@@ -162,6 +169,25 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
     n = command("render", "print a stack's Dockerfile and files (--dry-run of build)", _matrix)
     n.add_argument("stack", metavar="STACK", help="a stack slug or cell id from `harness plan`")
     n.add_argument("--out", metavar="DIR", help="write the files there instead of printing them")
+    g = command(
+        "gc",
+        "remove what the harness keeps (environments, images, wheels) that no stack needs",
+        _matrix,
+    )
+    g.add_argument(
+        "--stack",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="remove what these stacks have prepared (environment, image), kept or not "
+        "(repeatable); wheels and uv's cache stay for the next build",
+    )
+    g.add_argument(
+        "--budget",
+        metavar="SIZE",
+        help="then evict until the cache is within SIZE (e.g. 40GB): wheels, then the least "
+        "recently used environments with what only they use",
+    )
     d = command(
         "drivers",
         "the NVIDIA user-space drivers runs can place (Debian non-free), fetched or not",

@@ -7,10 +7,12 @@ and hands over to the runner; what the options are is harness.args.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import hashlib
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -37,7 +39,7 @@ from harness.journal import JOURNAL, finished
 from harness.loader import read_yaml
 from harness.lock import WheelCache, cache_root, read_lock
 from harness.matrix import cells_for, expand, parse_matrix
-from harness.model import DriverTarget, Plan, Scenario
+from harness.model import DriverTarget, Plan, Scenario, Stack
 from harness.plan import render
 from harness.runner import Loop, ProbeRun, prepare_stacks, run_plan, work
 from harness.scenarios import read_scenarios
@@ -272,6 +274,15 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     backend, plan = backend_for(args, argv, loaded, console)
     plan = selected(plan, args, argv)
     jobs = jobs_of(args, argv, plan)
+    if args.disk_budget:
+        budget = parse_size(args.disk_budget, "--disk-budget", argv)
+        if args.backend != "docker":
+            raise ConfigError(
+                "--disk-budget: only the Docker backend keeps stacks in the cache",
+                where=argv_where(argv, "--disk-budget"),
+                help="drop --disk-budget, or run with --backend docker",
+            )
+        backend.budget = budget  # type: ignore[attr-defined]
     if args.dry_run:
         done = {} if args.rerun else finished(Path(args.results))
         items = work(plan, loaded.scenarios, backend.identity, done, catalog=loaded.catalog.digest)
@@ -530,8 +541,82 @@ def cmd_drivers(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
+SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(i?)B?", re.IGNORECASE)
+
+
+def parse_size(text: str, option: str, argv: Sequence[str]) -> int:
+    """'40GB', '40G', '500MiB', '1000000' -> bytes (K, M, G, T: powers of 1000; with i: 1024)."""
+    m = SIZE.fullmatch(text.strip())
+    if m is None:
+        raise ConfigError(
+            f"{option} {text!r}: not a size",
+            where=argv_where(argv, option),
+            help="give a number of bytes, or one with a unit: 500MB, 40GB, 40GiB",
+        )
+    power = "KMGT".find(m.group(2).upper()) + 1 if m.group(2) else 0
+    return int(float(m.group(1)) * (1024 if m.group(3) else 1000) ** power)
+
+
+def cmd_gc(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Remove what no stack of matrix.yaml needs (with --stack: what those stacks prepared),
+    then, with --budget, evict until the cache is within it. What a running harness holds stays."""
+    from harness.backends import keep
+    from harness.render import IMAGE_REPO, STEP_REPO
+
+    budget = parse_size(args.budget, "--budget", argv) if args.budget else None
+    loaded = load(args, argv, NO_DRIVER)
+    console = Console()
+    backend = docker_backend(loaded, console)
+    store, wheels = backend.envs, backend.builder.wheels
+    assert store is not None  # the backend keeps environments unless --image
+    wanted, wanted_images = set(), set()
+    for stack in every_stack(loaded, Path(matrix_of(args))):
+        with contextlib.suppress(HarnessError):  # not runnable here: nothing of it is kept
+            ident = backend.identity(stack)
+            if ident is not None:
+                wanted.add(ident.rpartition(":")[2])
+            spec = backend.builder.identity(stack)
+            built = backend.builder.built_ref(stack, spec.lock) if spec and spec.lock else None
+            if built is not None:
+                wanted_images.add(built)
+    _sweep(backend, console)
+    engine = backend.engine
+    images = engine.images_of(IMAGE_REPO) + engine.images_of(STEP_REPO)
+    removed = keep.collect(
+        store, wanted=wanted, stacks=args.stack, images=images,
+        remove_image=engine.remove_image, wanted_images=wanted_images,
+    )  # fmt: skip
+    if budget is not None:
+        removed += keep.over_budget(store, wheels, budget, keep=set(), needed_wheels=set())
+    for r in removed:
+        console.step("gc", r.line())
+    parts = keep.usage(store, wheels)
+    said = ", ".join(f"{k} {human_bytes(v)}" for k, v in parts.items())
+    freed = sum(r.bytes for r in removed)
+    console.line(
+        f"{len(removed)} removed ({human_bytes(freed)}); the cache {store.root.parent} now holds "
+        f"{human_bytes(sum(parts.values()))}: {said}"
+    )
+    return 0
+
+
+def every_stack(loaded: Loaded, path: Path) -> list[Stack]:
+    """The stacks of every profile of the matrix file (what `harness gc` keeps)."""
+    matrix = parse_matrix(read_yaml(path, display=str(path)))
+    out: dict[str, Stack] = {}
+    for profile in matrix.profiles:
+        plan = expand(
+            matrix, profile.name, loaded.kb, loaded.scenarios, NO_DRIVER,
+            placeable=loaded.drivers.values() if loaded.drivers else None,
+            installed=installed_cudart(loaded.root / "images" / "locks"),
+        )  # fmt: skip
+        out.update((c.stack.slug, c.stack) for c in plan.cells)
+    return list(out.values())
+
+
 COMMANDS = {
     "plan": cmd_plan,
+    "gc": cmd_gc,
     "build": cmd_build,
     "run": cmd_run,
     "reproduce": cmd_reproduce,

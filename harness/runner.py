@@ -368,6 +368,14 @@ def _prefetch(backend: Backend, stacks: Sequence[Stack]) -> None:
         prefetch(stacks)
 
 
+def _done(backend: Backend, target: Target) -> None:
+    """Every cell of a prepared stack has landed: a backend that keeps prepared stacks on disk
+    (Docker's environments) may release it, and trim its cache to a budget."""
+    done = getattr(backend, "done", None)
+    if done is not None:
+        done(target)
+
+
 def _close(backend: Backend) -> None:
     close = getattr(backend, "close", None)
     if close is not None:
@@ -410,6 +418,7 @@ def _run_stacks(plan: Plan, loop: Loop, tally: Tally) -> None:
                 continue
             for w, key in _to_run(loop, tally, keys, todo, target):
                 out.append(_run_cell(loop, w, key, target, gpu=gpu))
+            _done(loop.backend, target)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -514,7 +523,9 @@ def _run_together(
             left -= 1
             cells.check()  # a machine fault in a cell stops the run
             if target is not None:
-                for w, key in _to_run(loop, tally, keys, todo, target):
+                queued = list(_to_run(loop, tally, keys, todo, target))
+                cells.expect(target, len(queued))
+                for w, key in queued:
                     cells.put(w, key, target)
             if not left:  # the last prepare's slot goes to the cells
                 cells.grow(loop.jobs)
@@ -537,6 +548,23 @@ class _Cells:
         self.stopping = Event()  # set: no cell starts, and one that ends is `interrupted`
         self.threads: list[tuple[Thread, Event]] = []  # each with its end, set as it returns
         self._failure: list[BaseException] = []
+        self._left: dict[str, int] = {}  # a prepared stack's ref -> its cells not landed yet
+
+    def expect(self, target: Target, count: int) -> None:
+        """`count` cells of this target are queued: once they have landed, the backend is told
+        (`done`), at once when there are none."""
+        if count == 0:
+            _done(self.loop.backend, target)
+            return
+        with self.loop.serial:
+            self._left[target.ref] = count
+
+    def _landed(self, target: Target) -> None:
+        with self.loop.serial:
+            self._left[target.ref] -= 1
+            last = self._left[target.ref] == 0
+        if last:
+            _done(self.loop.backend, target)
 
     def grow(self, workers: int) -> None:
         """Start threads until `workers` take cells."""
@@ -568,6 +596,7 @@ class _Cells:
                 continue
             with self.loop.serial:
                 self.tally.results.append(result)
+            self._landed(target)
 
     def _fail(self, exc: BaseException) -> None:
         with self.loop.serial:

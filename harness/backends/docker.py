@@ -27,7 +27,7 @@ from typing import Any
 
 import docker
 
-from harness.backends import NotRunnableHere, Target, faultmounts
+from harness.backends import NotRunnableHere, Target, faultmounts, keep
 from harness.backends import envs as envs_mod
 from harness.backends.engine import Engine
 from harness.backends.envs import EnvStore, env_ref
@@ -263,11 +263,14 @@ class DockerBackend:
         *,
         envs: EnvStore | None = None,
         images: bool = False,
+        budget: int | None = None,
     ):
         self.builder = builder
         self._connect = connect
         self._engine: Engine | None = None
         self.envs = None if images else envs
+        self.budget = budget  # bytes the cache may hold once a stack's cells are done
+        self._upcoming: list[Stack] = []  # stacks still to prepare (their wheels are kept)
 
     @property
     def engine(self) -> Engine:
@@ -351,7 +354,29 @@ class DockerBackend:
 
     def prefetch(self, stacks: Sequence[Stack]) -> None:
         """Start downloading the wheels of every stack that will be built, in order."""
+        self._upcoming = list(stacks)
         self.builder.prefetch(stacks)
+
+    def done(self, target: Target) -> None:
+        """Every cell of `target` has landed: its environment is no longer held, and with a
+        budget the cache is trimmed to it (what stacks still to prepare need is kept)."""
+        if self.envs is None or not target.env:
+            return
+        self.envs.release(target.ref)
+        self._upcoming = [s for s in self._upcoming if s != target.stack]
+        if self.budget is None:
+            return
+        needed = set()
+        for stack in self._upcoming:
+            spec = self.builder.identity(stack) if stack.base != "cuda" else None
+            if spec is not None and spec.lock is not None:
+                needed |= {w.filename for w in spec.lock.wheels}
+        trimmed = keep.over_budget(
+            self.envs, self.builder.wheels, self.budget, keep=self.envs.held(),
+            needed_wheels=needed,
+        )  # fmt: skip
+        for r in trimmed:
+            self.builder.console.step("disk", r.line())
 
     def close(self) -> None:
         """Stop downloads still running (an interrupted or finished run)."""

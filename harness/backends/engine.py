@@ -301,6 +301,17 @@ class Engine:
             size: int = self.client.images.get(ref).attrs["Size"]
         return size
 
+    def images_of(self, repo: str) -> list[tuple[str, int]]:
+        """Every tag of `repo` on the engine, with its image's size."""
+        with self.answering():
+            found = self.client.images.list(name=repo)
+        return [
+            (tag, int(i.attrs.get("Size", 0)))
+            for i in found
+            for tag in i.tags
+            if tag.startswith(repo + ":")
+        ]
+
     def remove_image(self, ref: str) -> None:
         with suppress(ImageNotFound):
             self.client.images.remove(ref, force=True)

@@ -126,6 +126,14 @@ class EnvStore:
         fcntl.flock(f, fcntl.LOCK_SH)
         self._held[name] = f
 
+    def release(self, ref: str) -> None:
+        f = self._held.pop(ref.rpartition(":")[2], None)
+        if f is not None:
+            f.close()
+
+    def held(self) -> set[str]:
+        return set(self._held)
+
     def release_all(self) -> None:
         for f in self._held.values():
             f.close()

@@ -92,7 +92,8 @@ def mounts(spec: RunSpec, env: Path, store: Path, ref: str) -> list[Mount]:
         tmp = temp_dir(store)
         try:
             _make(plan, env, tmp)
-            (tmp / "done").write_text(json.dumps([op_json(op) for op in ops]) + "\n")
+            what = {"env": ref, "ops": [op_json(op) for op in ops]}
+            (tmp / "done").write_text(json.dumps(what, sort_keys=True) + "\n")
             try:
                 os.rename(tmp, folder)
             except OSError:  # made by another harness meanwhile: the same material
@@ -101,8 +102,8 @@ def mounts(spec: RunSpec, env: Path, store: Path, ref: str) -> list[Mount]:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     out = []
-    for i, (_kind, rel, done) in enumerate(plan):
-        op = done[0]
+    for i, (_kind, rel, carried) in enumerate(plan):
+        op = carried[0]
         source = _host_source(spec, op) if isinstance(op, Replace) else folder / str(i)
         out.append(Mount(source, f"{VENV}/{rel}" if rel else VENV))
     return out

@@ -454,13 +454,18 @@ class Builder:
 
     def _missing(self, stack: Stack, lock: Lock) -> bool:
         """Whether the stack's image is still to be built (its base missing: then so is it)."""
+        ref = self.built_ref(stack, lock)
+        return ref is None or self.backend.image_id(ref) is None
+
+    def built_ref(self, stack: Stack, lock: Lock) -> str | None:
+        """The tag an offline stack's image has once built (None: its base is not built)."""
         row = self.kb.offline_base(stack.python)
         if row is None:
-            return False
+            return None
         recipe = read_recipe(self.paths.images / "offline-base", row.os)
         base_id = self.backend.image_id(recipe.ref)
         if base_id is None:
-            return True
+            return None
         spec = image_spec(
             stack,
             kb=self.kb,
@@ -469,7 +474,7 @@ class Builder:
             base_id=base_id,
             templates=self.templates,
         )
-        return self.backend.image_id(spec.ref) is None
+        return spec.ref
 
     def check_env_space(self, wheel_bytes: int, what: str) -> None:
         """Room in the cache for an environment: uv unpacks the wheels (about twice their size)
