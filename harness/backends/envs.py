@@ -75,8 +75,11 @@ def env_ref(stack: Stack, lock: Lock, base_ref: str, script: str, uv_version: st
     return f"{ENV_REPO}:{stack.slug}-{h.hexdigest()[:12]}"
 
 
-def tree_bytes(path: Path, seen: set[tuple[int, int]] | None = None) -> int:
-    """Bytes of the files under `path`, each inode once (hard links shared with `seen`)."""
+def tree_bytes(
+    path: Path, seen: set[tuple[int, int]] | None = None, *, own: bool = False
+) -> int:
+    """Bytes of the files under `path`, each inode once (hard links shared with `seen`);
+    `own`: only files with no other link (what removing the folder frees)."""
     seen = set() if seen is None else seen
     total = 0
     for root, dirs, files in os.walk(path):
@@ -85,7 +88,7 @@ def tree_bytes(path: Path, seen: set[tuple[int, int]] | None = None) -> int:
                 st = os.lstat(os.path.join(root, name))
             except OSError:
                 continue
-            if (st.st_dev, st.st_ino) not in seen:
+            if (st.st_dev, st.st_ino) not in seen and not (own and st.st_nlink > 1):
                 seen.add((st.st_dev, st.st_ino))
                 total += st.st_blocks * 512
     return total

@@ -62,7 +62,7 @@ def usage(store: EnvStore, wheels: WheelCache) -> dict[str, int]:
 def remove_env(store: EnvStore, name: str, why: str) -> Removed | None:
     """An environment and its fault material (None: a harness holds it)."""
     path = store.envs / name
-    size = tree_bytes(path)
+    size = tree_bytes(path, own=True)  # what is freed: the rest stays linked from uv's cache
     if not store.remove(name):
         return None
     if store.faults.is_dir():

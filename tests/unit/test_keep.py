@@ -1,0 +1,128 @@
+"""What the harness keeps and how `harness gc` and a disk budget trim it (real folders, no
+engine)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.backends import keep
+from harness.backends.envs import MARK, EnvStore
+from harness.cli import main, parse_size
+from harness.errors import ConfigError
+from harness.lock import WheelCache
+
+
+def env(
+    store: EnvStore, name: str, *, lock: str = "", linked: bytes = b"", own: bytes = b""
+) -> Path:
+    """An environment whose file `lib.so` is linked from a uv cache entry (as uv makes it)."""
+    path = store.envs / name
+    path.mkdir(parents=True)
+    (path / MARK).write_text(f'{{"lock": "{lock or name.rpartition("-")[0]}"}}')
+    if linked:
+        entry = store.uv_cache / "archive-v0" / name
+        entry.mkdir(parents=True)
+        (entry / "lib.so").write_bytes(linked)
+        os.link(entry / "lib.so", path / "lib.so")
+    if own:
+        (path / "own.pyc").write_bytes(own)
+    return path
+
+
+def test_gc_removes_environments_no_stack_has_and_what_only_they_linked(tmp_path: Path) -> None:
+    store = EnvStore(tmp_path)
+    env(store, "torch-2.15.0_x-aaaaaaaaaaaa", linked=b"t" * 50_000)
+    env(store, "torch-2.15.0_x-bbbbbbbbbbbb", linked=b"o" * 50_000, own=b"p" * 10_000)
+    removed = keep.collect(store, wanted={"torch-2.15.0_x-aaaaaaaaaaaa"})
+    assert [(r.what, r.name) for r in removed] == [
+        ("environment", "torch-2.15.0_x-bbbbbbbbbbbb"),
+        ("uv's cache", "1 unpacked wheels"),
+    ]
+    assert 10_000 <= removed[0].bytes < 50_000  # its own files: the rest was uv's
+    assert [n for n, _ in store.listed()] == ["torch-2.15.0_x-aaaaaaaaaaaa"]
+    assert sorted(p.name for p in (store.uv_cache / "archive-v0").iterdir()) == [
+        "torch-2.15.0_x-aaaaaaaaaaaa"
+    ]
+
+
+def test_gc_stack_removes_that_stacks_environments_and_keeps_uvs_cache(tmp_path: Path) -> None:
+    store = EnvStore(tmp_path)
+    env(store, "torch-2.15.0_x-aaaaaaaaaaaa", linked=b"t" * 1000)
+    env(store, "tensorflow-2.21.0_y-cccccccccccc", linked=b"f" * 1000)
+    gone: list[str] = []
+    images = [("stackmatrix/stack:torch-2.15.0_x-123456789abc", 5), ("stackmatrix/stack:tf-1", 7)]
+    removed = keep.collect(
+        store, wanted=set(), stacks=["torch-*"], images=images, remove_image=gone.append
+    )
+    assert [r.name for r in removed] == [
+        "torch-2.15.0_x-aaaaaaaaaaaa",
+        "stackmatrix/stack:torch-2.15.0_x-123456789abc",
+    ]
+    assert gone == ["stackmatrix/stack:torch-2.15.0_x-123456789abc"]
+    assert [n for n, _ in store.listed()] == ["tensorflow-2.21.0_y-cccccccccccc"]
+    # the next build of that stack links from uv's cache again: its entry stays
+    assert (store.uv_cache / "archive-v0" / "torch-2.15.0_x-aaaaaaaaaaaa" / "lib.so").exists()
+
+
+def test_over_budget_frees_wheels_no_later_stack_needs_then_the_oldest_environment(
+    tmp_path: Path,
+) -> None:
+    store = EnvStore(tmp_path)
+    wheels = WheelCache(tmp_path)
+    for name in ("a-1.whl", "later-1.whl"):
+        (wheels.dir / name).write_bytes(b"w" * 100_000)
+    old = env(store, "old-aaaaaaaaaaaa", linked=b"o" * 200_000)
+    env(store, "held-bbbbbbbbbbbb", linked=b"h" * 200_000)
+    env(store, "new-cccccccccccc", linked=b"n" * 200_000)
+    past = time.time() - 3600
+    os.utime(old / MARK, (past, past))
+    total = sum(keep.usage(store, wheels).values())
+    budget = total - 250_000  # one wheel is not enough: one environment and its uv entry go
+    removed = keep.over_budget(
+        store, wheels, budget, keep={"held-bbbbbbbbbbbb"}, needed_wheels={"later-1.whl"}
+    )
+    assert [(r.what, r.name) for r in removed] == [
+        ("wheel", "a-1.whl"),
+        ("environment", "old-aaaaaaaaaaaa"),
+        ("uv's cache", "1 unpacked wheels"),
+    ]
+    assert (wheels.dir / "later-1.whl").exists()
+    assert sorted(n for n, _ in store.listed()) == ["held-bbbbbbbbbbbb", "new-cccccccccccc"]
+    assert sum(keep.usage(store, wheels).values()) <= budget
+    assert all(r.line().startswith(f"removed {r.what} {r.name} (") for r in removed)
+
+
+def test_within_budget_nothing_is_removed(tmp_path: Path) -> None:
+    store = EnvStore(tmp_path)
+    env(store, "a-aaaaaaaaaaaa", linked=b"x" * 1000)
+    assert (
+        keep.over_budget(store, WheelCache(tmp_path), 10**12, keep=set(), needed_wheels=set()) == []
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("40GB", 40 * 10**9), ("40G", 40 * 10**9), ("40GiB", 40 * 2**30), ("500MB", 5 * 10**8),
+     ("1.5T", 15 * 10**11), ("123", 123), ("2 kb", 2000)],
+)  # fmt: skip
+def test_sizes(text: str, size: int) -> None:
+    assert parse_size(text, "--budget", ["gc", "--budget", text]) == size
+
+
+@pytest.mark.parametrize("text", ["forty", "-1GB", "10XB", ""])
+def test_a_bad_size_is_a_clear_error(text: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse_size(text, "--budget", ["gc", "--budget", text])
+    assert "not a size" in err.value.message and err.value.exit_code == 2
+
+
+def test_gc_with_a_bad_budget_exits_2_before_touching_anything(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["gc", "--budget", "lots"]) == 2
+    err = capsys.readouterr().err
+    assert "--budget 'lots': not a size" in err and "Traceback" not in err
