@@ -75,9 +75,7 @@ def env_ref(stack: Stack, lock: Lock, base_ref: str, script: str, uv_version: st
     return f"{ENV_REPO}:{stack.slug}-{h.hexdigest()[:12]}"
 
 
-def tree_bytes(
-    path: Path, seen: set[tuple[int, int]] | None = None, *, own: bool = False
-) -> int:
+def tree_bytes(path: Path, seen: set[tuple[int, int]] | None = None, *, own: bool = False) -> int:
     """Bytes of the files under `path`, each inode once (hard links shared with `seen`);
     `own`: only files with no other link (what removing the folder frees)."""
     seen = set() if seen is None else seen

@@ -44,14 +44,6 @@ def env_stack(name: str) -> str:
     return name.rpartition("-")[0]
 
 
-def env_lock(path: Path) -> str:
-    try:
-        mark = json.loads((path / MARK).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ""
-    return str(mark.get("lock", ""))
-
-
 def usage(store: EnvStore, wheels: WheelCache) -> dict[str, int]:
     """Bytes on disk by part, each file counted once."""
     out = store.usage()
@@ -180,10 +172,10 @@ def over_budget(
 
     if total() <= budget:
         return out
-    made = {env_lock(p) for _, p in store.listed()}
     spare = [w for w in _wheel_files(wheels) if w not in needed_wheels]
-    why = "the cache is over its budget; no stack still to make needs it"
-    out += remove_wheels(wheels, spare if made else [], why)
+    out += remove_wheels(
+        wheels, spare, "the cache is over its budget; no stack still to make needs it"
+    )
     by_age = sorted(store.listed(), key=lambda e: _used(e[1]))
     for name, _ in by_age:
         if total() <= budget:
