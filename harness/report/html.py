@@ -1,4 +1,5 @@
-"""index.html: one static page with no external assets: the header, the matrix as an HTML grid
+"""index.html: one static page with no external assets: the header, for a release grid that grid
+first (gridview), the matrix as an HTML grid
 (stacks x scenarios; a colour-blind-safe palette, Okabe and Ito's, plus a glyph per outcome),
 a detail panel for the cell clicked (expected and because; observed stage, signature and
 decisive line; the catalog's cause and the fix for its stack; the reproduce command; driver,
