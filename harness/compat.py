@@ -406,6 +406,25 @@ def driver_reason(
     )
 
 
+def declared_driver(cuda: str, kb: Knowledge) -> tuple[str, Reason] | None:
+    """The oldest driver NVIDIA declares for a CUDA runtime: its major's minor-version
+    compatibility minimum, else its toolkit's own (Table 3); None where the knowledge has no row
+    for it (or `cuda` is not a version). Cited, for the report's "declared" column."""
+    try:
+        mc = kb.compat_for(cuda)
+    except ValueError:
+        return None
+    if mc is not None:
+        detail = f"CUDA {mc.cuda_major}.x runs on >= {mc.min_driver} (minor-version compatibility)"
+        return mc.min_driver, Reason(rule="driver-minor-version-compatibility", detail=detail,
+                                     source=mc.source)  # fmt: skip
+    tk = kb.toolkit(cuda)
+    if tk is None:
+        return None
+    detail = f"CUDA {tk.toolkit} needs >= {tk.min_driver}"
+    return tk.min_driver, Reason(rule="driver-minimum", detail=detail, source=tk.source)
+
+
 def cudnn_reason(stack: Stack, variant: Variant, kb: Knowledge) -> tuple[bool, Reason]:
     """Runtime cuDNN vs the one the release was built with: same major, runtime minor not older."""
     check = kb.cudnn_check(stack.framework)

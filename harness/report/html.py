@@ -1,4 +1,5 @@
-"""index.html: one static page with no external assets: the header, the matrix as an HTML grid
+"""index.html: one static page with no external assets: the header, for a release grid that grid
+first (gridview), the matrix as an HTML grid
 (stacks x scenarios; a colour-blind-safe palette, Okabe and Ito's, plus a glyph per outcome),
 a detail panel for the cell clicked (expected and because; observed stage, signature and
 decisive line; the catalog's cause and the fix for its stack; the reproduce command; driver,
@@ -24,6 +25,8 @@ from harness.model import Signature
 from harness.report.advice import advice_for, fix_steps
 from harness.report.frame import LEVEL_ORDER, NOT_OBSERVABLE, PREDICTED, UNOBSERVABLE
 from harness.report.frame import reproduce_command as _reproduce
+from harness.report.grid import ReleaseGrid
+from harness.report.gridview import GRID_CSS, GRID_SCRIPT, Page, grid_section
 from harness.report.safe import cell_id_ok
 
 # Outcome classes, in legend order: (label, colour, glyph). Okabe-Ito colours stay apart under
@@ -82,7 +85,7 @@ const data = JSON.parse(document.getElementById("data").textContent);
 const byId = new Map(data.cells.map((c) => [c.id, c]));
 const keys = ["fw", "stack", "sc", "sig", "k", "lvl"];
 const rows = [...document.querySelectorAll("#results tbody tr")];
-const cells = [...document.querySelectorAll("#grid .c")];
+const cells = [...document.querySelectorAll("#grid .c, #rgrid .c")];
 let current = "";
 const sel = (k) => document.getElementById("f-" + k);
 function state() {
@@ -365,17 +368,23 @@ def render_page(
     pairs: Sequence[tuple[str, str]],
     catalog: Sequence[Signature],
     counts: Sequence[tuple[str, int]],
+    grid: ReleaseGrid | None = None,
 ) -> str:
+    """The page; with a release grid, it opens on that grid (above the stack x scenario one)."""
     titles = {s.id: s.title for s in catalog}
     attrs = _attrs(frame)
+    section = ""
+    if grid is not None:
+        glyphs = {k: glyph for k, (_, _, glyph) in KLASSES.items()}
+        section = grid_section(grid, Page(dict(zip(frame["cell"], attrs, strict=True)), glyphs))
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>stackmatrix report</title><style>{_STYLE}{_klass_css()}</style></head><body>\n"
-        f"<h1>stackmatrix report</h1>\n{_header(pairs, counts)}\n"
+        f"<title>stackmatrix report</title><style>{_STYLE}{GRID_CSS}{_klass_css()}</style>"
+        f"</head><body>\n<h1>stackmatrix report</h1>\n{_header(pairs, counts)}\n{section}\n"
         f"{_filters(frame, titles)}\n{_legend()}\n{_grid(frame, attrs)}\n"
         '<section id="detail" hidden><h2 id="d-title"></h2><dl id="d-list"></dl></section>\n'
         f"{_table(frame, attrs)}\n"
         f'<script type="application/json" id="data">{_json(detail_data(frame, catalog))}'
-        f"</script>\n<script>{_SCRIPT}</script></body></html>\n"
+        f"</script>\n<script>{_SCRIPT}{GRID_SCRIPT}</script></body></html>\n"
     )

@@ -118,11 +118,11 @@ def source(text: str) -> str:
     return f"<{text}>" if https_url(text) else code(text, False)
 
 
-def _row(cells: Iterable[str]) -> str:
+def table_row(cells: Iterable[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _header_lines(head: Header) -> list[str]:
+def header_lines(head: Header) -> list[str]:
     return [f"- **{name}**: {md(value, False)}" for name, value in head.pairs()]
 
 
@@ -185,7 +185,7 @@ def compatibility(frame: pd.DataFrame, head: Header) -> str:
         "op, cuDNN, a train step) of each stack. Faults and the signatures they give: "
         f"[{FAULTS}]({FAULTS}).",
         "",
-        *_header_lines(head),
+        *header_lines(head),
         "",
         GLYPH_LEGEND,
         "",
@@ -200,7 +200,7 @@ def compatibility(frame: pd.DataFrame, head: Header) -> str:
     return "\n".join(parts)
 
 
-def _faults_tally(sub: pd.DataFrame) -> str:
+def faults_tally(sub: pd.DataFrame) -> str:
     faults = sub[sub["scenario"] != BASELINE]
     n = faults["klass"].value_counts()
     ok = int(n.get("pass", 0) + n.get("expected-fail", 0))
@@ -229,15 +229,15 @@ def _compat_section(framework: str, sub: pd.DataFrame) -> list[str]:
     for slug, name in zip(stacks["stack"].tolist(), names, strict=True):
         mine = sub[sub["stack"] == slug]
         by_driver = [cells.get((slug, d), "—") for d in drivers]
-        rows.append(_row([*name, *by_driver, _faults_tally(mine)]))
+        rows.append(table_row([*name, *by_driver, faults_tally(mine)]))
     head = [md(framework), "CUDA", "cuDNN", "Py", "base", *map(driver_title, drivers), "faults"]
     sigs = sorted({s for v in base["verdict"].tolist() if (s := _sig_of(str(v)))})
     legend = " · ".join(f"**{abbrev(s)}** {md(s)}" for s in sigs)
     return [
         f"## {md(framework)}",
         "",
-        _row(head),
-        _row(["---"] * len(head)),
+        table_row(head),
+        table_row(["---"] * len(head)),
         *rows,
         "",
         *([f"Signatures: {legend}.", ""] if legend else []),
@@ -262,7 +262,7 @@ def faults(frame: pd.DataFrame, head: Header) -> str:
         "with which driver: [COMPATIBILITY.md](COMPATIBILITY.md); each signature's cause and "
         "fix: [SIGNATURES.md](SIGNATURES.md).",
         "",
-        *_header_lines(head),
+        *header_lines(head),
         "",
         GLYPH_LEGEND,
         "",
@@ -290,12 +290,12 @@ def _faults_section(framework: str, sub: pd.DataFrame) -> list[str]:
     }
     out = [f"## {md(framework)}", ""]
     for scenario, rows in sub.groupby("scenario", sort=True):
-        out += [f"### {md(str(scenario))}", "", _row(["result", "expected", "stacks"])]
-        out.append(_row(["---"] * 3))
+        out += [f"### {md(str(scenario))}", "", table_row(["result", "expected", "stacks"])]
+        out.append(table_row(["---"] * 3))
         keys = ["klass", "level", "verdict", "expected"]
         for (klass, level, verdict, expected), group in rows.groupby(keys, sort=False):
             stacks = ", ".join(labels[s] for s in group["stack"].tolist())
-            out.append(_row([verdict_cell(klass, level, verdict), md(expected), stacks]))
+            out.append(table_row([verdict_cell(klass, level, verdict), md(expected), stacks]))
         because = sorted({b for b in rows["because"].tolist() if b})
         out += ["", *(f"- because: {md(b, False)}" for b in because), ""]
     out += [
@@ -478,9 +478,9 @@ def step_summary(summary: ReportSummary, frame: pd.DataFrame, head: Header) -> s
         f"{md(head.completeness, False)} · profile {md(head.profile, False)} · "
         f"driver {md(head.driver, False)}",
         "",
-        _row(names),
-        _row(["---:"] * len(names)),
-        _row(map(str, counts)),
+        table_row(names),
+        table_row(["---:"] * len(names)),
+        table_row(map(str, counts)),
         "",
         f"Evidence: {levels}",
         "",

@@ -15,11 +15,14 @@ from typing import Any
 import pandas as pd  # type: ignore[import-untyped]
 
 from harness import __version__, inputs
+from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
 from harness.errors import ConfigError
 from harness.fs import append_summary, atomic_write, writable_dir
 from harness.model import Plan, RunResult, Signature
 from harness.report.export import csv_text, junit_xml
 from harness.report.frame import FINAL, build_frame
+from harness.report.grid import ReleaseGrid, build_grid, is_release_grid
+from harness.report.gridview import compatibility_grid
 from harness.report.html import render_page
 from harness.report.md import compatibility, diff_markdown, faults, signatures, step_summary
 from harness.report.read import read_plans, read_results
@@ -45,10 +48,14 @@ def write_all(
     env: Mapping[str, str],
     choose: Callable[[Plan], Plan] | None = None,
     origin: Origin | None = None,
+    kb: Knowledge | None = None,
+    installed: Mapping[str, str] | None = None,
 ) -> ReportSummary:
     """Read every results folder, write every report file into `out`, append the CI summary
     to the file `env["GITHUB_STEP_SUMMARY"]` names, if any. `choose`: the selection
-    (--shard, --stack, --cell) over the cells the plans hold; only those are reported."""
+    (--shard, --stack, --cell) over the cells the plans hold; only those are reported. `kb`
+    (default: the shipped knowledge) and `installed` (stack slug -> the cudart its lock
+    installs) decide the declared driver branch of a release grid."""
     writable_dir(out, "--out")
     plans, runs = read_plans(results), read_results(results)
     if choose is not None:
@@ -65,7 +72,8 @@ def write_all(
     head = header(frame, plans, completeness, origin)
     changes = diff(previous, frame)
     paths = []
-    for name, text in render(frame, head, catalog, changes).items():
+    grid = release_grid(frame, kb, installed)
+    for name, text in render(frame, head, catalog, changes, grid).items():
         atomic_write(out / name, text)
         paths.append(out / name)
     drift = frame[frame["klass"] == "drift"]
@@ -112,15 +120,33 @@ def chosen(
     return out, [r for r in runs if r.cell in keep]
 
 
+def release_grid(
+    frame: pd.DataFrame, kb: Knowledge | None, installed: Mapping[str, str] | None
+) -> ReleaseGrid | None:
+    """The release x driver grid where the baseline ran at two or more placed drivers."""
+    if not is_release_grid(frame):
+        return None
+    return build_grid(frame, kb or parse_knowledge(read_knowledge_docs()), installed)
+
+
 def render(
-    frame: pd.DataFrame, head: Header, catalog: Sequence[Signature], changes: Diff
+    frame: pd.DataFrame,
+    head: Header,
+    catalog: Sequence[Signature],
+    changes: Diff,
+    grid: ReleaseGrid | None = None,
 ) -> dict[str, str]:
     """File name -> text, for every file of the report folder."""
+    if grid is None:
+        compat = compatibility(frame, head)
+    else:
+        sigs = sorted({c.signature for r in grid.rows for c in r.cells if c.status == "failed"})
+        compat = compatibility_grid(grid, frame, head, [s for s in sigs if s])
     return {
-        "COMPATIBILITY.md": compatibility(frame, head),
+        "COMPATIBILITY.md": compat,
         "FAULTS.md": faults(frame, head),
         "SIGNATURES.md": signatures(frame, catalog),
-        "index.html": render_page(frame, head.pairs(), catalog, count(frame).items()),
+        "index.html": render_page(frame, head.pairs(), catalog, count(frame).items(), grid),
         "results.csv": csv_text(frame),
         "junit.xml": junit_xml(frame),
         "DIFF.md": diff_markdown(changes),

@@ -7,6 +7,7 @@ import pytest
 from harness.compat import (
     KNOWLEDGE_FILES,
     cudnn_reason,
+    declared_driver,
     driver_reason,
     parse_knowledge,
     read_knowledge_docs,
@@ -155,3 +156,23 @@ def test_tensorflow_on_the_cuda_base_loads_the_images_older_cudnn() -> None:
     gpu = expect(tf, baseline, variant, DriverTarget(version="580.65.06", origin="flag"), KB)
     assert gpu.expected.signature == "cudnn_version_mismatch"
     assert gpu.expected.stage is Stage.CUDNN_CONV
+
+
+@pytest.mark.parametrize(
+    ("cuda", "minimum"),
+    [("11.7", "450.80.02"), ("11.8", "450.80.02"), ("12.1", "525.60.13"), ("12.8", "525.60.13"),
+     ("13.0", "580"), ("13.2", "580")],
+)  # fmt: skip
+def test_declared_driver_is_the_majors_minor_version_compatibility_row(
+    cuda: str, minimum: str
+) -> None:
+    found = declared_driver(cuda, KB)
+    assert found is not None
+    got, why = found
+    assert got == minimum and why.rule == "driver-minor-version-compatibility"
+    assert why.source.startswith("https://docs.nvidia.com/deploy/cuda-compatibility/")
+
+
+@pytest.mark.parametrize("cuda", ["10.2", "x", ""])
+def test_declared_driver_without_a_row_is_none(cuda: str) -> None:
+    assert declared_driver(cuda, KB) is None

@@ -2,7 +2,9 @@
 Playwright's Python API; no browser download): COMPATIBILITY.md rendered the way GitHub lays out
 a Markdown file fits GitHub's 1,012 px column, for the smoke report and for the full profile;
 index.html has no horizontal overflow at 1,400 px, and its filters, "N of M shown", URL hash
-and cell detail work.
+and cell detail work; the releases profile's release x driver grid (its plan with a synthetic
+result per cell) fits 1,400 px with every row and column, and its text filter and framework
+checkboxes work.
 
 Skips where Chromium or Playwright is missing, unless HARNESS_REQUIRE_BROWSER=1 (CI sets it).
 """
@@ -148,3 +150,81 @@ def test_a_failed_cell_shows_its_signature_cause_and_fix(browser: Any, smoke: Pa
     assert "cause" in text and "fix" in text and "expected" in text
     assert "nvidia-cudnn-cu13" in text or "nvidia-cudnn-cu12" not in text  # the stack's major
     page.close()
+
+
+@pytest.fixture(scope="module")
+def releases(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The releases profile's plan with a synthetic result per cell (each as the plan expects,
+    a long decisive line on every failure): the widest release grid the matrix makes."""
+    from harness.journal import append
+    from harness.model import Observed, Outcome, Plan, RunResult, Status
+
+    folder = tmp_path_factory.mktemp("releases-results")
+    res = harness_cli("plan", "--profile", "releases", "--format", "json", timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    (folder / "plan.json").write_text(res.stdout, encoding="utf-8")
+    plan = Plan.from_json(json.loads(res.stdout))
+    for c in plan.cells:
+        ok = c.expected.outcome is not Outcome.FAIL
+        seen = Observed(
+            outcome=Outcome.PASS if ok else Outcome.FAIL, stage=None if ok else c.expected.stage,
+            decisive_line=None if ok else "RuntimeError: The NVIDIA driver on your system is "
+            "too old (found version 11000). Please update your GPU driver " * 3,
+            exit_code=0 if ok else 1, signal=None, signature=None if ok else c.expected.signature,
+        )  # fmt: skip
+        append(folder, RunResult(
+            cell=c.id, stack=c.stack, scenario=c.scenario, key="k", backend="docker",
+            status=Status.PASSED if ok else Status.FAILED, expected=c.expected, observed=seen,
+            drift=False, evidence=c.evidence, started="2026-11-26T10:00:00+00:00", seconds=3.0,
+            image="stackmatrix/stack:x", placed=c.driver,
+        ).to_json())  # fmt: skip
+    return _report(folder, tmp_path_factory.mktemp("releases"))
+
+
+def test_the_release_grid_fits_and_filters(browser: Any, releases: Path) -> None:
+    page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 900})
+    page.goto((releases / "index.html").as_uri())
+    assert page.evaluate("document.documentElement.scrollWidth") <= PAGE_WIDTH
+    rows = page.locator("#rgrid tbody tr")
+    n = rows.count()
+    assert n >= 22  # every torch 2.0-2.15 and TF 2.14-2.21 release
+    heads = page.eval_on_selector_all("#rgrid thead th", "hs => hs.map(h => h.textContent)")
+    assert heads[:6] == ["release", "CUDA", "lowest pass", "declared", "none", "stub"]
+    assert [h[:4] for h in heads[6:]] == ["R450", "R470", "R510", "R525", "R535", "R545",
+                                         "R550", "R565", "R570", "R580", "R595"]  # fmt: skip
+    # Every cell of every row lies inside the window: no column is cut off.
+    right = page.evaluate(
+        "Math.max(...[...document.querySelectorAll('#rgrid td, #rgrid th')]"
+        ".map(e => e.getBoundingClientRect().right))"
+    )
+    assert right <= PAGE_WIDTH
+    assert page.text_content("#r-shown") == f"{n} of {n} releases shown"
+
+    page.fill("#r-q", "torch 2.1")  # 2.1.2 and 2.10-2.15
+    torch21 = page.locator("#rgrid tbody tr:visible").count()
+    assert 0 < torch21 < n and page.text_content("#r-shown") == f"{torch21} of {n} releases shown"
+    page.fill("#r-q", "")
+    page.uncheck('#r-filters input[value="torch"]')
+    shown = page.eval_on_selector_all(
+        "#rgrid tbody tr:not([hidden])", "rs => rs.map(r => r.dataset.fw)"
+    )
+    assert shown and set(shown) == {"tensorflow"}
+
+    visible = "#rgrid tbody tr:not([hidden])"
+    cell = page.locator(f'{visible} .c.k-expected-fail[data-cell$="@450.248.02"]').first
+    name = cell.get_attribute("data-cell")
+    cell.click()
+    assert page.locator("#detail").is_visible()
+    assert page.text_content("#d-title") == name
+    assert "driver_too_old" in page.locator("#detail").inner_text()
+    page.close()
+
+
+def test_the_release_table_on_github(browser: Any, releases: Path) -> None:
+    """The grid table holds 18 columns: on GitHub it may scroll inside its column, but the
+    answer (release, CUDA, lowest pass, declared) comes first and fits without scrolling."""
+    text = (releases / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    grid = next(t for t in text.split("\n\n") if t.startswith("| release |"))
+    answer = "\n".join("|".join(line.split("|")[:5]) + "|" for line in grid.splitlines())
+    assert max(table_widths(browser, answer)) <= GITHUB_COLUMN
+    assert table_widths(browser, grid)  # the whole table renders as one table
