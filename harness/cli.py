@@ -451,6 +451,7 @@ def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
             env=os.environ,
             choose=choose,
             origin=report_origin(args.matrix, os.environ),
+            installed=installed_cudart(Path(args.matrix).parent / "images" / "locks"),
         )
         sys.stdout.write(summary.text())
     for cell, why in list(zip(summary.drift, summary.why, strict=False))[:ANNOTATIONS]:
