@@ -32,7 +32,7 @@ from harness.console import Console, human_bytes, on_github
 from harness.diagnose import EXIT, checked_chunks, diagnosis, render_text, reproducers
 from harness.drivers import DRIVER_LOCK, DriverLock
 from harness.errors import ConfigError, HarnessError, choice_help
-from harness.fs import atomic_write, fault_from
+from harness.fs import atomic_write, fault_from, writable_dir
 from harness.journal import JOURNAL, finished
 from harness.loader import read_yaml
 from harness.lock import WheelCache, cache_root, read_lock
@@ -464,9 +464,10 @@ def cmd_doctor(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     catalog = catalog_of(matrix_of(args))
     python = args.python or sys.executable
-    if not os.access(python, os.X_OK):
+    if not os.path.isfile(python) or not os.access(python, os.X_OK):  # a folder is X_OK too
         raise ConfigError(
-            f"--python {python} is not an executable interpreter",
+            f"--python {python} is not an executable interpreter"
+            + (" (it is a folder)" if os.path.isdir(python) else ""),
             where=argv_where(argv, "--python"),
             help="give the path of a python, e.g. /opt/venv/bin/python",
         )
@@ -492,6 +493,8 @@ def cmd_render(args: argparse.Namespace, argv: Sequence[str]) -> int:
         )
     spec = docker_backend(loaded, Console()).builder.render(stacks[wanted])
     files = {"Dockerfile": spec.dockerfile, **dict(spec.files)}
+    if args.out:  # a folder: an existing file there is refused, never written through
+        writable_dir(Path(args.out), "--out")
     for name, text in files.items():
         if args.out:
             atomic_write(Path(args.out) / name, text)
