@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import functools
 import hashlib
 import json
@@ -15,6 +16,7 @@ import os
 import re
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -33,8 +35,8 @@ from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
 from harness.console import Console, human_bytes, on_github
 from harness.diagnose import EXIT, checked_chunks, diagnosis, render_text, reproducers
 from harness.drivers import DRIVER_LOCKS_TEXT, DriverLock
-from harness.errors import ConfigError, HarnessError, choice_help
-from harness.fs import atomic_write, fault_from
+from harness.errors import ConfigError, HarnessError, MachineFault, choice_help
+from harness.fs import atomic_write, fault_from, writable_dir
 from harness.journal import JOURNAL, finished
 from harness.loader import read_yaml
 from harness.lock import WheelCache, cache_root, read_lock
@@ -100,6 +102,28 @@ def shipped_matrix() -> Path:
     return found
 
 
+_UNWRITABLE = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT})
+
+
+def cache_dir(env: Mapping[str, str]) -> Path:
+    """The cache folder (lock.cache_root), made and proved writable before any work: a cache
+    the machine will not let us write (EACCES, EROFS, a full disk) is one line naming it, exit 3."""
+    root = cache_root(env)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=root)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        help = "make it writable, or set STACKMATRIX_CACHE to a folder you can write"
+        if exc.errno in _UNWRITABLE:
+            raise MachineFault(
+                f"cannot write the cache {root}", detail=str(exc.strerror), help=help
+            ) from None
+        raise ConfigError(f"cannot use the cache {root}: {exc.strerror}", help=help) from None
+    return root
+
+
 def matrix_of(args: argparse.Namespace) -> str:
     """--matrix; without it (diagnose, doctor) ./matrix.yaml where there is one (a checkout),
     else the shipped matrix, so those two commands run from any folder."""
@@ -146,7 +170,7 @@ def backend_for(
     if args.backend == "local":
         from harness.backends.local import LocalBackend
 
-        local = LocalBackend(root=cache_root(env), env=env, locks=loaded.root / "images" / "locks")
+        local = LocalBackend(root=cache_dir(env), env=env, locks=loaded.root / "images" / "locks")
         if args.python:
             stack = local.given(Path(args.python))
             scens = [loaded.scenarios[s] for s in sorted({c.scenario for c in plan.cells})]
@@ -178,7 +202,7 @@ def docker_backend(
         return Engine(connect(env), engine_host(env))
 
     paths = Paths(
-        images=loaded.root / "images", cache=cache_root(env), logs=loaded.root / "reports/logs"
+        images=loaded.root / "images", cache=cache_dir(env), logs=loaded.root / "reports/logs"
     )
     templates = read_templates(paths.images)
     builder = Builder(
@@ -258,8 +282,8 @@ def _loop(
         results=Path(args.results),
         catalog=loaded.catalog,
         console=Console(),
-        wheels=WheelCache(cache_root(os.environ)),
-        drivers=DriverStore(loaded.drivers, cache_root(os.environ)) if loaded.drivers else None,
+        wheels=WheelCache(cache_dir(os.environ)),
+        drivers=DriverStore(loaded.drivers, cache_dir(os.environ)) if loaded.drivers else None,
         machine=host.machine(),
         force=force,
         keep=keep,
@@ -480,9 +504,10 @@ def cmd_doctor(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     catalog = catalog_of(matrix_of(args))
     python = args.python or sys.executable
-    if not os.access(python, os.X_OK):
+    if not os.path.isfile(python) or not os.access(python, os.X_OK):  # a folder is X_OK too
         raise ConfigError(
-            f"--python {python} is not an executable interpreter",
+            f"--python {python} is not an executable interpreter"
+            + (" (it is a folder)" if os.path.isdir(python) else ""),
             where=argv_where(argv, "--python"),
             help="give the path of a python, e.g. /opt/venv/bin/python",
         )
@@ -508,6 +533,8 @@ def cmd_render(args: argparse.Namespace, argv: Sequence[str]) -> int:
         )
     spec = docker_backend(loaded, Console()).builder.render(stacks[wanted])
     files = {"Dockerfile": spec.dockerfile, **dict(spec.files)}
+    if args.out:  # a folder: an existing file there is refused, never written through
+        writable_dir(Path(args.out), "--out")
     for name, text in files.items():
         if args.out:
             atomic_write(Path(args.out) / name, text)
@@ -525,7 +552,7 @@ def cmd_drivers(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from harness.drivers import version_key_of
 
     root = Path(args.matrix).parent
-    cache = cache_root(os.environ)
+    cache = cache_dir(os.environ)
     lock = lock_drivers(root, cache) if args.lock else read_driver_locks(root)
     if lock is None:
         raise ConfigError(

@@ -85,6 +85,7 @@ def wrapper_patterns(
     out = []
     for api, p in wrappers:
         for code, row in sorted(by_code(rows, api).items()):
-            regex = p.regex.replace(CODE, f"0*{code}(?!\\d)")
+            # \b where (?!\d) was: RE2 has no look-ahead (so "2x" no longer ends a code 2)
+            regex = p.regex.replace(CODE, f"0*{code}\\b")
             out.append((Pattern(needle=p.needle, regex=regex), str(row.signature)))
     return tuple(out)

@@ -480,6 +480,8 @@ def expand(
             continue  # it fails before any driver is asked: a driver column would repeat that
         for value in placed:
             cells += _cells_of(stack, variant, on_driver, driver, kb, placed=value, cudart=cudart)
+    if not cells:
+        raise _selects_nothing(m, p, chosen, cands)
     _check_unique(cells, p)
     return Plan(profile=p.name, driver=driver, cells=tuple(cells), removals=tuple(removals))
 
@@ -493,6 +495,28 @@ def _scenario(m: Matrix, p: Profile, scenarios: Mapping[str, Scenario], sid: str
             help=choice_help(sid, scenarios, "scenarios"),
         )
     return scenarios[sid]
+
+
+def _selects_nothing(
+    m: Matrix, p: Profile, chosen: Sequence[Scenario], cands: Sequence[Candidate]
+) -> ConfigError:
+    """A profile whose selection left no cell: which selector emptied it."""
+    frameworks = sorted({c.stack.framework for c in cands})
+    if not frameworks:
+        return ConfigError(
+            f"profile '{p.name}' selects no stack",
+            where=p.where,
+            help=f"select more values in profiles.{p.name}.select",
+        )
+    names = ", ".join(s.id for s in chosen)
+    where = m.doc.where(("profiles", p.name, "scenarios")) if p.scenarios is not None else p.where
+    return ConfigError(
+        f"profile '{p.name}' selects no cell: its scenarios ({names}) apply to none of its "
+        f"frameworks ({', '.join(frameworks)})",
+        where=where,
+        help=f"add a scenario for {' or '.join(frameworks)} to profiles.{p.name}.scenarios, or "
+        f"select a framework in profiles.{p.name}.select.framework that they apply to",
+    )
 
 
 def _placed(

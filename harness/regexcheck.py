@@ -1,41 +1,89 @@
-"""Catalog regexes that are safe to run on every log line: checked once, at load.
+"""Catalog regexes that are safe to run on every log line: compiled by RE2, checked once, at load.
 
-Python's `re` backtracks, so `(a+)+$` takes exponential time on a line of `a`s: every line of
-every run would stall. A pattern is refused when it nests a quantifier inside another (or an
-alternation inside an unbounded one), uses a backreference, or takes more than BUDGET seconds on
-a probe line (its own characters repeated, up to the classifier's MAX_LINE). Every needle (the
-literal the Aho-Corasick pre-filter looks for) must be written in its regex: a needle that no
-match can contain would keep the pattern from ever firing.
+The classifier runs every catalog regex on RE2 (google-re2), which matches in time linear in the
+line whatever the pattern: no backtracking, so no log can stall a run, and no check depends on
+how fast this machine is. A pattern RE2 cannot compile (a backreference, any look-around) is
+refused with RE2's reason.
+
+A pattern is also refused when it nests a quantifier inside another, like `(a+)+`, or repeats an
+alternation without bound, like `(a|aa)*`. RE2 runs those in linear time too; they stay refused
+because the catalog is written in the syntax RE2 and Python's `re` share, and people and tools
+run its patterns on backtracking engines (Python's `re`, `grep -P`, a regex tester),
+where such a pattern takes exponential time on a line of `a`s. Such a pattern always has a
+plain equivalent (`(a+)+$` is `a+$`). Every needle (the literal the Aho-Corasick pre-filter looks
+for) must be written in its regex: a needle that no match can contain would keep the pattern from
+ever firing.
 """
 
 from __future__ import annotations
 
 import importlib
-import time
-from typing import Any
+from typing import Any, Protocol
+
+import re2
 
 _sre: Any = importlib.import_module("re._parser")  # sre_parse (deprecated name) in 3.11+
 _C: Any = importlib.import_module("re._constants")
 REPEATS = {_C.MAX_REPEAT, _C.MIN_REPEAT, getattr(_C, "POSSESSIVE_REPEAT", _C.MAX_REPEAT)}
 MANY = _C.MAXREPEAT
-BUDGET = 0.05  # seconds for all the probe lines of one regex
-PROBE_LENGTHS = (16, 32, 64, 128, 256, 512, 1000)  # doubling: stops soon past the budget
 
 
-def problem(regex: str, needle: str, max_line: int = 2000) -> str | None:
+class Match(Protocol):
+    def start(self) -> int: ...
+    def end(self) -> int: ...
+
+
+class Compiled(Protocol):
+    """A compiled catalog regex (RE2): `search` takes linear time in the text."""
+
+    def search(self, text: str) -> Match | None: ...
+
+
+def _options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print its own error to stderr (absl) as well
+    return options
+
+
+_OPTIONS = _options()
+
+
+class RegexError(ValueError):
+    """RE2 cannot compile a pattern."""
+
+
+def compile_rx(regex: str) -> Compiled:
+    """`regex` compiled by RE2, the engine every catalog pattern runs on."""
+    try:
+        compiled: Compiled = re2.compile(regex, _OPTIONS)
+    except re2.error as exc:
+        why = exc.args[0] if exc.args else exc
+        text = why.decode("utf-8", "replace") if isinstance(why, bytes) else str(why)
+        raise RegexError(text) from None
+    return compiled
+
+
+def problem(regex: str, needle: str) -> str | None:
     """Why `regex` (with its `needle`) cannot go into the catalog (a phrase after 'pattern'),
     or None."""
     try:
         tree = _sre.parse(regex)
     except Exception as exc:  # re.error, or a parser corner case: either way not ours
         return f"is not a valid regular expression: {exc}"
+    try:
+        compile_rx(regex)
+    except RegexError as exc:
+        return (
+            f"is not a regular expression RE2 can run ({exc}): RE2 has no backreferences and no "
+            "look-around ((?=, (?!, (?<=, (?<!)"
+        )
     found = _nesting(list(tree), 0)
     if found:
         return found
     texts = _texts(list(tree))
     if texts is not None and not any(needle in t for t in texts):
         return f"does not contain its needle {needle!r}, so the pre-filter never lets it fire"
-    return _timed(regex, needle, texts or [], max_line)
+    return None
 
 
 def always_holds(regex: str, needle: str) -> bool:
@@ -170,23 +218,3 @@ def _texts(seq: list[Any]) -> list[str] | None:
         if len(out) > MAX_PATHS:
             return None
     return out
-
-
-def _timed(regex: str, needle: str, texts: list[str], max_line: int) -> str | None:
-    """Lines of the pattern's own characters, growing: refused past BUDGET in all."""
-    import re
-
-    pattern = re.compile(regex)
-    seeds = [needle, *(t.replace(_GAP, "") for t in texts[:4]), "a", " ", "0"]
-    start = time.monotonic()
-    for n in (*(x for x in PROBE_LENGTHS if x < max_line), max_line):
-        for seed in seeds:
-            for line in ((seed * n)[:n], (seed * n)[: n - 1] + "\x00"):
-                pattern.search(line)
-                spent = time.monotonic() - start
-                if spent > BUDGET:
-                    return (
-                        f"is too slow: {spent * 1000:.0f} ms on a probe line of {n} characters "
-                        f"(a budget of {BUDGET * 1000:.0f} ms; every log line meets it)"
-                    )
-    return None

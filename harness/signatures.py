@@ -91,14 +91,14 @@ def _patterns(
 ) -> tuple[Pattern, ...]:
     out = []
     for i, p in enumerate(items):
-        why = regexcheck.problem(p["regex"], p["needle"], MAX_LINE)
+        why = regexcheck.problem(p["regex"], p["needle"])
         if why is not None:
             raise ConfigError(
                 f"pattern {why}",
                 where=doc.where((*path, i, "regex")),
-                help="patterns are Python regexes run on every log line: no nested quantifiers "
-                "or backreferences; escape literal brackets and dots; the needle is a lower-case "
-                "piece of the regex's own text",
+                help="patterns run on RE2 and are written in the syntax RE2 and Python's re "
+                "share: no look-around, backreferences or nested quantifiers; escape literal "
+                "brackets and dots; the needle is a lower-case piece of the regex's own text",
             )
         out.append(Pattern(regex=p["regex"], needle=p["needle"]))
     return tuple(out)
@@ -225,8 +225,8 @@ class _Compiled:
     of it holds (None where that is not certain: the regex is always run)."""
 
     automaton: BytesAhoCorasick
-    needles: tuple[tuple[str, tuple[tuple[re.Pattern[str], Signature], ...]], ...]
-    noise: tuple[tuple[str | None, re.Pattern[str]], ...]
+    needles: tuple[tuple[str, tuple[tuple[regexcheck.Compiled, Signature], ...]], ...]
+    noise: tuple[tuple[str | None, regexcheck.Compiled], ...]
     needles_of: dict[str, tuple[int, ...]]  # signature id -> indexes of the needles that name it
     within: AhoCorasick
     # automata over the needles that can still change the verdict: (automaton or None when
@@ -239,17 +239,20 @@ class _Compiled:
 
     @staticmethod
     def of(catalog: Catalog) -> _Compiled:
-        by_needle: dict[str, list[tuple[re.Pattern[str], Signature]]] = {}
+        by_needle: dict[str, list[tuple[regexcheck.Compiled, Signature]]] = {}
         pairs = [(p, s) for s in catalog.signatures for p in s.patterns]
         pairs += [(p, catalog.get(sid)) for p, sid in catalog.coded]
         for p, s in pairs:
-            by_needle.setdefault(p.needle, []).append((re.compile(p.regex), s))
+            by_needle.setdefault(p.needle, []).append((regexcheck.compile_rx(p.regex), s))
         needles = tuple((k, tuple(v)) for k, v in by_needle.items())
         words = [k for k, _ in needles] or ["\0"]
         automaton = BytesAhoCorasick([w.encode() for w in words], implementation=Implementation.DFA)
         within = AhoCorasick(words, implementation=Implementation.DFA)
         noise = tuple(
-            (p.needle if regexcheck.always_holds(p.regex, p.needle) else None, re.compile(p.regex))
+            (
+                p.needle if regexcheck.always_holds(p.regex, p.needle) else None,
+                regexcheck.compile_rx(p.regex),
+            )
             for p in catalog.noise
         )
         needles_of: dict[str, list[int]] = {}

@@ -6,6 +6,7 @@ import os
 from collections import Counter
 
 from harness.doctor.facts import Facts, Finding, FrameworkFacts, LibCopy, Severity, search_order
+from harness.signatures import printable
 
 _MARK = {Severity.OK: "ok", Severity.INFO: "info", Severity.WARN: "WARN", Severity.FAIL: "FAIL"}
 
@@ -21,7 +22,9 @@ def render(facts: Facts, findings: tuple[Finding, ...], exit_code: int) -> str:
     count = Counter(f.severity for f in findings)
     summary = ", ".join(f"{count[s]} {s.value}" for s in reversed(Severity))
     lines.append(f"{summary}: exit {exit_code}")
-    return "\n".join(lines) + "\n"
+    # What the probed interpreter printed (its path, versions, errors) is in these lines: no
+    # escape sequence of it reaches the terminal (DESIGN.md, habit 11).
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def _driver(facts: Facts) -> list[str]:

@@ -31,7 +31,7 @@ from harness.report.md import (
     LEVELS_LEGEND,
     abbrev,
     code,
-    faults_tally,
+    faults_tallies,
     fenced,
     header_lines,
     md,
@@ -114,7 +114,7 @@ def compatibility_grid(
 ) -> str:
     cols = grid.columns
     heading = ["release", "CUDA", "lowest pass", "declared", *map(_title, cols), "faults"]
-    tally = {s: faults_tally(g) for s, g in frame.groupby("stack", sort=False)}
+    tally = faults_tallies(frame)
     rows = [
         table_row([md(r.label), md(r.cuda), md(lowest_text(r)), md(declared_text(r)),
               *(_md_cell(c, col) for c, col in zip(r.cells, cols, strict=True)),

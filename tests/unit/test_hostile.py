@@ -196,9 +196,8 @@ def test_driver_rule(text: str, ok: bool) -> None:
         ("(a+)+$", "aaa", "nests a quantifier"),
         (r"(\w+\s?)*$", "abc", "nests a quantifier"),
         ("(a|aa)*b", "aab", "repeats an alternation"),
-        (r"(x)\1", "xx", "backreference"),
+        (r"(x)\1", "xx", "RE2 can run"),
         ("cannot open shared object", "zzzz", "does not contain its needle"),
-        (r"\s*\s*\s*\s*x", "x", "too slow"),
     ],
 )
 def test_unsafe_patterns_are_refused(regex: str, needle: str, message: str) -> None:

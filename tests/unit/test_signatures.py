@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import tracemalloc
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from harness import signatures
 from harness.errors import ConfigError
 from harness.loader import parse_yaml
 from harness.model import Pattern
-from harness.regexcheck import digit_blind
+from harness.regexcheck import compile_rx, digit_blind
 from harness.scenarios import SIGNATURE_IDS
 from harness.signatures import (
     classify,
@@ -81,7 +80,7 @@ def test_every_regex_match_holds_its_needle(case: str) -> None:
         line = normalize(raw)
         for sig in CATALOG.signatures:
             for p in sig.patterns:
-                if re.search(p.regex, line):
+                if compile_rx(p.regex).search(line):
                     assert p.needle in line.lower(), (sig.id, p.needle, line)
 
 

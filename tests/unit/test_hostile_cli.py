@@ -1,0 +1,97 @@
+"""Hostile cases of issue 24, each through the real command line: a clear error with exit 2, or
+correct behaviour; no traceback, no escape sequence of an interpreter on the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, TORCH_STACK, harness_cli
+from tests.unit.test_linear import checkout_copy
+
+RAW = ("\x1b", "\x07", "\x9b", "\x90", "\x9d")  # ESC, BEL, and the C1 CSI, DCS, OSC
+
+
+def test_render_out_an_existing_file_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "Dockerfile.mine"
+    target.write_text("mine\n")
+    res = harness_cli("render", TORCH_STACK.slug, "--out", str(target), timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.splitlines()[0] == f"error: --out {target} is a file, not a folder"
+    assert "Traceback" not in res.stderr
+    assert target.read_text() == "mine\n"  # left whole
+    res = harness_cli("render", TORCH_STACK.slug, "--out", str(target / "sub"), timeout=120)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    res = harness_cli("render", TORCH_STACK.slug, "--out", str(tmp_path / "ctx"), timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "ctx" / "Dockerfile").is_file()
+
+
+EVIL = (
+    "#!/bin/sh\n"
+    # OSC 0 (window title), OSC 52 (write the clipboard), CSI colour, DCS, a C1 CSI in UTF-8
+    "printf '\\033]0;pwned\\007\\033]52;c;ZXZpbA==\\007\\033[31mred\\033P+q\\033\\\\ \\302\\233"
+    "2J\\n'\n"
+    "printf '\\033]52;c;ZXZpbA==\\007 on stderr \\033[2J\\n' >&2\n"
+    "exit 1\n"
+)
+
+
+def test_doctor_never_passes_an_interpreters_escapes_to_the_terminal(tmp_path: Path) -> None:
+    evil = tmp_path / "python"
+    evil.write_text(EVIL)
+    evil.chmod(0o755)
+    for fmt in ("text", "json"):
+        res = harness_cli("doctor", "--python", str(evil), "--format", fmt, timeout=300)
+        assert res.returncode == 1, res.stderr  # a finding: the interpreter cannot be probed
+        assert "cannot probe" in res.stdout
+        for raw in RAW:
+            assert raw not in res.stdout and raw not in res.stderr, (fmt, raw, res.stdout)
+
+
+def test_doctor_python_a_folder_is_bad_input(tmp_path: Path) -> None:
+    res = harness_cli("doctor", "--python", str(tmp_path), timeout=120)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert (
+        f"error: --python {tmp_path} is not an executable interpreter (it is a folder)"
+        in (res.stderr.splitlines()[0])
+    )
+
+
+SMOKE_FW = 'framework: {torch: ["2.15.0"], tensorflow: ["2.21.0"]}'
+SMOKE_DRIVERS = 'driver: [none, stub, "470.256.02", "535.261.03", "550.163.01"]\n'
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (SMOKE_FW, "framework: {}", "profiles.smoke.select.framework must not be empty"),
+        (
+            f"{SMOKE_DRIVERS}    driver_scenarios: [baseline]",
+            f"{SMOKE_DRIVERS}    driver_scenarios: [baseline]\n    scenarios: []",
+            "profiles.smoke.scenarios must not be empty",
+        ),
+        (
+            f'{SMOKE_FW}\n      python: ["3.11"]\n      base: [offline]\n      '
+            f"{SMOKE_DRIVERS}    driver_scenarios: [baseline]",
+            'framework: {torch: ["2.15.0"]}\n      python: ["3.11"]\n      base: [offline]\n'
+            "      driver: [none]\n    scenarios: [numpy-abi-mismatch]",
+            "profile 'smoke' selects no cell: its scenarios (numpy-abi-mismatch) apply to none "
+            "of its frameworks (torch)",
+        ),
+    ],
+)
+@pytest.mark.parametrize("command", [("plan",), ("run", "--dry-run")])
+def test_a_profile_that_selects_nothing_is_an_error(
+    tmp_path: Path, old: str, new: str, message: str, command: tuple[str, ...]
+) -> None:
+    matrix = checkout_copy(tmp_path)
+    text = (ROOT / "matrix.yaml").read_text()
+    assert text.count(old) == 1
+    matrix.write_text(text.replace(old, new))
+    res = harness_cli(*command, "--matrix", str(matrix), "--profile", "smoke", timeout=120)
+    assert res.returncode == 2, res.stdout + res.stderr
+    first = res.stderr.splitlines()[0]
+    assert first.startswith(f"{matrix}:") and f": error: {message}" in first, res.stderr
+    assert "Traceback" not in res.stderr
