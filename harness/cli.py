@@ -189,7 +189,7 @@ def _sweep(backend: Backend, console: Console) -> None:
 
 def cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
     plan = selected(load(args, argv).plan, args, argv)
-    # what each GitHub job passes to `harness run`, so its --shard k/N splits this same plan
+    # what each GitHub job passes to `stackmatrix run`, so its --shard k/N splits this same plan
     base = ["--profile", plan.profile, "--driver", plan.driver.to_json()]
     base += [w for g in args.stack for w in ("--stack", g)]
     base += [w for g in args.cell for w in ("--cell", g)]
@@ -423,7 +423,7 @@ def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
             raise ConfigError(
                 f"no results journal in {r} (looked for {r / JOURNAL})",
                 where=argv_where(argv, "--results"),
-                help="run `harness run` first, or pass the folder it wrote with --results",
+                help="run `stackmatrix run` first, or pass the folder it wrote with --results",
             )
     narrow = args.shard or args.stack or args.cell
     choose = (lambda plan: selected(plan, args, argv)) if narrow else None
@@ -516,7 +516,7 @@ def cmd_drivers(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if lock is None:
         raise ConfigError(
             f"no driver lock: {root / DRIVER_LOCK} is missing",
-            help="`harness drivers --lock` writes it (Debian's archive must be reachable)",
+            help="`stackmatrix drivers --lock` writes it (Debian's archive must be reachable)",
         )
     store = DriverStore(lock, cache)
     for d in lock.drivers:

@@ -90,7 +90,7 @@ def chosen(
     each plan then names the selection, so the report says it is partial."""
     if not plans:
         raise ConfigError(
-            "--shard, --stack and --cell need the plan.json that `harness run` writes beside "
+            "--shard, --stack and --cell need the plan.json that `stackmatrix run` writes beside "
             "its journal",
             help="report these results without a selection, or run them again",
         )
