@@ -182,6 +182,19 @@ def docker_backend(loaded: Loaded, console: Console, *, relock: bool = False) ->
     return DockerBackend(builder, engine)
 
 
+def engine_of(backend: Backend) -> str:
+    """What runs the cells, as the journal records it: the Docker engine and its version (the
+    engine connected now), or the backend's name."""
+    engine = getattr(backend, "engine", None)
+    if engine is None:
+        return backend.name
+    from harness.backends.engine import engine_info
+
+    with engine.answering():
+        version = engine_info(engine.client).get("Version")
+    return f"Docker {version if isinstance(version, str) else '?'}"
+
+
 def _sweep(backend: Backend, console: Console) -> None:
     for name in backend.sweep():
         console.step("sweep", f"removed {name}, left by a harness process that was killed")
@@ -254,7 +267,7 @@ def _loop(
         console=Console(),
         wheels=WheelCache(cache_root(os.environ)),
         drivers=DriverStore(loaded.drivers, cache_root(os.environ)) if loaded.drivers else None,
-        machine=host.machine(),
+        machine=host.machine(engine_of(backend)),
         force=force,
         keep=keep,
         jobs=jobs,
@@ -436,6 +449,7 @@ def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
             env=os.environ,
             choose=choose,
             origin=report_origin(args.matrix, os.environ),
+            here=host.host_id(),
         )
         sys.stdout.write(summary.text())
     for cell, why in list(zip(summary.drift, summary.why, strict=False))[:ANNOTATIONS]:

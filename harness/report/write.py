@@ -45,10 +45,13 @@ def write_all(
     env: Mapping[str, str],
     choose: Callable[[Plan], Plan] | None = None,
     origin: Origin | None = None,
+    here: str = "",
 ) -> ReportSummary:
     """Read every results folder, write every report file into `out`, append the CI summary
     to the file `env["GITHUB_STEP_SUMMARY"]` names, if any. `choose`: the selection
-    (--shard, --stack, --cell) over the cells the plans hold; only those are reported."""
+    (--shard, --stack, --cell) over the cells the plans hold; only those are reported. `here`:
+    this machine's host id (harness.host.host_id): its results "ran here", the others came from
+    the journal."""
     writable_dir(out, "--out")
     plans, runs = read_plans(results), read_results(results)
     if choose is not None:
@@ -62,7 +65,7 @@ def write_all(
     shard = lone_shard(plans)
     origin = origin or Origin(version=__version__)
     completeness = completeness_text(partial, finished, planned, gaps, shard)
-    head = header(frame, plans, completeness, origin)
+    head = header(frame, plans, completeness, origin, here)
     changes = diff(previous, frame)
     paths = []
     for name, text in render(frame, head, catalog, changes).items():
@@ -72,6 +75,7 @@ def write_all(
     summary = ReportSummary(
         counts=count(frame), partial=partial, finished=finished, planned=planned,
         drift=tuple(drift["cell"]), diff=changes, paths=tuple(paths), gaps=gaps, shard=shard,
+        provenance=head.provenance,
         why=tuple(f"expected {e}, observed {v}" for e, v in zip(
             drift["expected"], drift["verdict"], strict=True
         )),
