@@ -140,3 +140,10 @@ def plan(session: nox.Session) -> None:
     """Print the plan of a profile: `nox -s plan -- --profile full --driver 535.104.05`."""
     session.install("-e", ".[report]")
     session.run("stackmatrix", "plan", *session.posargs)
+
+
+@nox.session
+def picture(session: nox.Session) -> None:
+    """README's picture: docs/grid.png from reports/index.html (needs Debian's chromium)."""
+    session.install("-e", ".[test]")
+    session.run("python", "tools/screenshot.py")
