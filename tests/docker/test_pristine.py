@@ -141,7 +141,7 @@ def test_readme_commands_on_a_pristine_system(
         )
         assert "No module named pip" in bare, bare
         assert "ensurepip is not" in bare or "python3-venv" in bare, bare
-        assert "EXTERNALLY-MANAGED" in bare and bare.rstrip().endswith("none\n[exit 0]"), bare
+        assert "EXTERNALLY-MANAGED\n" in bare and "\nnone\n" in bare, bare
         main, tests = readme_commands((checkout / "README.md").read_text(encoding="utf-8"))
         script = f"set -e; cd {checkout}; {main}; echo MAIN-DONE; {tests} -- -q {TEST_FILE}"
         out = run(engine, image, script, mounts)
