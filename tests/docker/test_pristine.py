@@ -78,13 +78,17 @@ def pristine(engine: Engine, system: str, scratch: Path) -> str:
     argv = ["mmdebstrap", "--variant=minbase", "--format=tar", f"--include={INCLUDE}"]
     argv += [f"--components={components}"]
     if system.startswith("ubuntu"):
-        keys = Path(tempfile.mkdtemp(prefix="keys-", dir=scratch))
+        # apt reads it as its _apt user: under /tmp, not pytest's private (0700) folders
+        keys = Path(tempfile.mkdtemp(prefix="stackmatrix-keyring-"))
         shutil.copyfile(ubuntu_keyring(), keys / "ubuntu.gpg")
         keys.chmod(0o755)
+        (keys / "ubuntu.gpg").chmod(0o644)
         argv.append(f"--keyring={keys / 'ubuntu.gpg'}")
     done = subprocess.run(
         [*argv, suite, str(tar), mirror], capture_output=True, text=True, timeout=1800, check=False
     )
+    if system.startswith("ubuntu"):
+        shutil.rmtree(keys)
     assert done.returncode == 0, done.stderr[-3000:]
     engine.import_rootfs(tar, ref, ['CMD ["/bin/bash"]'])
     tar.unlink()
