@@ -1,6 +1,6 @@
 """README's two commands, as README.md writes them, on pristine Debian 12 and Ubuntu 24.04.
 
-Each system is a root made here by mmdebstrap (minbase with python3 and ca-certificates, as a
+Each system is a root made here by mmdebstrap (minbase with python3, ca-certificates and apt, as a
 cloud image has them) and `docker import`ed; the test first shows it is pristine (no pip, no
 ensurepip, PEP 668's EXTERNALLY-MANAGED). A copy of this checkout is mounted at its own path,
 with the host engine's socket, and the fenced commands of README's "The two commands" run in it
@@ -40,7 +40,7 @@ SYSTEMS = {
     "debian12": ("bookworm", "http://deb.debian.org/debian", "main"),
     "ubuntu24.04": ("noble", "http://archive.ubuntu.com/ubuntu", "main,universe"),
 }
-INCLUDE = "python3,ca-certificates"  # what a cloud image has; no pip, venv or pipx
+INCLUDE = "python3,ca-certificates,apt"  # what a cloud image has (apt brings libstdc++6); no pip
 TEST_FILE = "tests/unit/test_cli_reference.py"
 
 
