@@ -61,14 +61,14 @@ def matrix(session: nox.Session) -> None:
     )  # fmt: skip
     allow = "--allow-drift" in session.posargs
     args = [a for a in session.posargs if a != "--allow-drift"]
-    session.run("harness", "run", "--dry-run", *args)
-    session.run("harness", "run", *args, "--allow-drift")  # the report judges drift
+    session.run("stackmatrix", "run", "--dry-run", *args)
+    session.run("stackmatrix", "run", *args, "--allow-drift")  # the report judges drift
     report = _options(args, REPORT_OPTIONS)
     # A job that runs one shard (or a --stack/--cell part) reports only its part: partial by
     # design; the job that merges every shard's results judges completeness.
     part = any(a.split("=", 1)[0] in ("--shard", "--stack", "--cell") for a in args)
     flags = [*(["--allow-drift"] if allow else []), *(["--allow-partial"] if part else [])]
-    session.run("harness", "report", *report, *flags)
+    session.run("stackmatrix", "report", *report, *flags)
 
 
 EVIDENCE = "reports/evidence"
@@ -111,32 +111,39 @@ def gpu(session: nox.Session) -> None:
 def report(session: nox.Session) -> None:
     """The report from the journals: `nox -s report -- --results a/ --results b/` merges shards."""
     session.install("-e", ".[report]")
-    session.run("harness", "report", *session.posargs)
+    session.run("stackmatrix", "report", *session.posargs)
 
 
 @nox.session
 def diagnose(session: nox.Session) -> None:
     """Name the failure in a log: `nox -s diagnose -- path/to/log [--format json]`."""
     session.install("-e", ".[report]")
-    session.run("harness", "diagnose", *session.posargs)
+    session.run("stackmatrix", "diagnose", *session.posargs)
 
 
 @nox.session
 def reproduce(session: nox.Session) -> None:
     """Replay one cell: `nox -s reproduce -- CELL [--profile full]`."""
     session.install("-e", ".[report]")
-    session.run("harness", "reproduce", *session.posargs)
+    session.run("stackmatrix", "reproduce", *session.posargs)
 
 
 @nox.session
 def build(session: nox.Session) -> None:
     """Build (or find cached) the images of a profile: `nox -s build -- --profile smoke`."""
     session.install("-e", ".[report]")
-    session.run("harness", "build", *session.posargs)
+    session.run("stackmatrix", "build", *session.posargs)
 
 
 @nox.session
 def plan(session: nox.Session) -> None:
     """Print the plan of a profile: `nox -s plan -- --profile full --driver 535.104.05`."""
     session.install("-e", ".[report]")
-    session.run("harness", "plan", *session.posargs)
+    session.run("stackmatrix", "plan", *session.posargs)
+
+
+@nox.session
+def picture(session: nox.Session) -> None:
+    """README's picture: docs/grid.png from reports/index.html (needs Debian's chromium)."""
+    session.install("-e", ".[test]")
+    session.run("python", "tools/screenshot.py")

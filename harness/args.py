@@ -14,7 +14,7 @@ from harness.model import Where
 from harness.plan import FORMATS
 
 Command = Callable[[argparse.Namespace, Sequence[str]], int]
-MAX_JOBS = 8  # `harness run --jobs`: a cell in flight holds one of the engine client's 10 sockets
+MAX_JOBS = 8  # `run --jobs`: a cell in flight holds one of the engine client's 10 sockets
 
 
 def argv_where(argv: Sequence[str], option: str) -> Where:
@@ -31,7 +31,7 @@ def argv_where(argv: Sequence[str], option: str) -> Where:
 
 def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="harness",
+        prog="stackmatrix",
         description="stackmatrix: a reproducible test matrix for GPU deep-learning stacks",
     )
     parser.add_argument("--version", action="version", version=f"stackmatrix {__version__}")
@@ -130,7 +130,7 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
         _results,
         _backend,
     )
-    x.add_argument("cell", metavar="CELL", help="a cell id from `harness plan`")
+    x.add_argument("cell", metavar="CELL", help="a cell id from `stackmatrix plan`")
     d = command(
         "diagnose", "name the failure signature in a log, its fix, its cell", _shipped_matrix
     )
@@ -167,7 +167,7 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
     )
     o.add_argument("--format", default="text", choices=["text", "json"])
     n = command("render", "print a stack's Dockerfile and files (--dry-run of build)", _matrix)
-    n.add_argument("stack", metavar="STACK", help="a stack slug or cell id from `harness plan`")
+    n.add_argument("stack", metavar="STACK", help="a stack slug or cell id from `stackmatrix plan`")
     n.add_argument("--out", metavar="DIR", help="write the files there instead of printing them")
     g = command(
         "gc",

@@ -212,6 +212,19 @@ def docker_backend(
     return DockerBackend(builder, engine, envs=EnvStore(paths.cache), images=images)
 
 
+def engine_of(backend: Backend) -> str:
+    """What runs the cells, as the journal records it: the Docker engine and its version (the
+    engine connected now), or the backend's name."""
+    engine = getattr(backend, "engine", None)
+    if engine is None:
+        return backend.name
+    from harness.backends.engine import engine_info
+
+    with engine.answering():
+        version = engine_info(engine.client).get("Version")
+    return f"Docker {version if isinstance(version, str) else '?'}"
+
+
 def _sweep(backend: Backend, console: Console) -> None:
     for name in backend.sweep():
         console.step("sweep", f"removed {name}, left by a harness process that was killed")
@@ -219,7 +232,7 @@ def _sweep(backend: Backend, console: Console) -> None:
 
 def cmd_plan(args: argparse.Namespace, argv: Sequence[str]) -> int:
     plan = selected(load(args, argv).plan, args, argv)
-    # what each GitHub job passes to `harness run`, so its --shard k/N splits this same plan
+    # what each GitHub job passes to `stackmatrix run`, so its --shard k/N splits this same plan
     base = ["--profile", plan.profile, "--driver", plan.driver.to_json()]
     base += [w for g in args.stack for w in ("--stack", g)]
     base += [w for g in args.cell for w in ("--cell", g)]
@@ -284,7 +297,7 @@ def _loop(
         console=Console(),
         wheels=WheelCache(cache_dir(os.environ)),
         drivers=DriverStore(loaded.drivers, cache_dir(os.environ)) if loaded.drivers else None,
-        machine=host.machine(),
+        machine=host.machine(engine_of(backend)),
         force=force,
         keep=keep,
         jobs=jobs,
@@ -462,7 +475,7 @@ def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
             raise ConfigError(
                 f"no results journal in {r} (looked for {r / JOURNAL})",
                 where=argv_where(argv, "--results"),
-                help="run `harness run` first, or pass the folder it wrote with --results",
+                help="run `stackmatrix run` first, or pass the folder it wrote with --results",
             )
     narrow = args.shard or args.stack or args.cell
     choose = (lambda plan: selected(plan, args, argv)) if narrow else None
@@ -476,6 +489,7 @@ def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
             choose=choose,
             origin=report_origin(args.matrix, os.environ),
             installed=installed_cudart(Path(args.matrix).parent / "images" / "locks"),
+            here=host.host_id(),
         )
         sys.stdout.write(summary.text())
     for cell, why in list(zip(summary.drift, summary.why, strict=False))[:ANNOTATIONS]:
@@ -557,7 +571,7 @@ def cmd_drivers(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if lock is None:
         raise ConfigError(
             f"no driver lock: {root / DRIVER_LOCKS_TEXT} is missing",
-            help="`harness drivers --lock` writes them (the archives must be reachable)",
+            help="`stackmatrix drivers --lock` writes them (the archives must be reachable)",
         )
     store = DriverStore(lock, cache)
     print(f"{'branch':<7} {'driver':<11} {'CUDA':<5} {'packages':<58} source")

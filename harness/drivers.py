@@ -107,7 +107,7 @@ class DriverLock:
 def _bad(what: str, file: str) -> ConfigError:
     return ConfigError(
         f"{file}: {what}",
-        help="regenerate it with `harness drivers --lock` (it is written, not edited by hand)",
+        help="regenerate it with `stackmatrix drivers --lock` (it is written, not edited by hand)",
     )
 
 

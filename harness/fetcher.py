@@ -207,7 +207,7 @@ class Fetcher:
         if url is None:
             raise FetchError(
                 f"{wheel.filename} is not on {index}",
-                help="the lock names a file its index no longer serves: run `harness build "
+                help="the lock names a file its index no longer serves: run `stackmatrix build "
                 "--relock` for this stack",
             )
         return url
@@ -234,7 +234,7 @@ class Fetcher:
                     f"{wheel.filename} from {url} has sha256 {h.hexdigest()[:16]}…, the lock "
                     f"says {wheel.sha256[:16]}…",
                     help="the index serves other bytes under this name: check the index, or "
-                    "run `harness build --relock` for this stack",
+                    "run `stackmatrix build --relock` for this stack",
                 )
             os.replace(part, dest)
             st = dest.stat()

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import re
-from collections.abc import Iterator
+import socket
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 from harness import proc
 from harness.drivers import driver_version, is_driver_version
@@ -129,9 +132,31 @@ def detect_gpus() -> tuple[Gpu, ...]:
     return found or ()
 
 
-def machine() -> Machine:
-    """This host's driver and GPUs, as journaled with every result."""
-    return Machine.of(detect_driver().version, detect_gpus())
+def machine(engine: str | None = None) -> Machine:
+    """This host's driver, GPUs and id, and what runs the cells, as journaled with every result."""
+    return Machine.of(detect_driver().version, detect_gpus(), host=host_id(), engine=engine)
+
+
+# machine-id(5): the same on every boot, unique per installation; not to be shown as it is, so
+# a digest of it (as sd_id128_get_machine_app_specific does) stands for it in the journal.
+MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+
+
+def host_id(files: Sequence[str] = MACHINE_ID_FILES) -> str:
+    """This machine as the journal and the report know it: 12 hex digits of a digest of its
+    machine id, else of its host name (a container without /etc/machine-id)."""
+    for name in files:
+        try:
+            text = Path(name).read_text(encoding="ascii", errors="replace").strip()
+        except OSError:
+            continue
+        if text and text != "uninitialized":
+            return _digest(f"machine-id\0{text}")
+    return _digest(f"hostname\0{socket.gethostname()}")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(f"stackmatrix\0{text}".encode()).hexdigest()[:12]
 
 
 def resolve_driver(flag: str | None, profile_driver: str | None, where: Where) -> DriverTarget:

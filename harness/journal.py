@@ -142,7 +142,8 @@ _FIELDS: dict[str, tuple[type | None, ...]] = {
     "cell": (str,), "key": (str,), "status": (str,), "evidence": (str,), "drift": (bool,),
     "expected": (dict,), "observed": (dict, None), "stack": (dict,), "scenario": (str,),
     "backend": (str,), "started": (str,), "seconds": (int, float), "image": (str,),
-    "error": (str, None), "driver": (str, None), "gpu": (str, None),
+    "error": (str, None), "driver": (str, None), "gpu": (str, None), "host": (str, None),
+    "engine": (str, None),
 }  # fmt: skip
 _OBSERVED: dict[str, tuple[type | None, ...]] = {
     "exit_code": (int, None), "signal": (int, None), "outcome": (str,), "stage": (str, None),

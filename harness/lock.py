@@ -278,7 +278,7 @@ def read_lock(path: Path, slug: str | None = None) -> Lock | None:
     """The lock at path (None when there is none), every field checked: a lock becomes lines of
     requirements.txt and pip arguments, so nothing in it may carry a newline or an option.
     `slug`: the stack it must be for (default: the file's name, <slug>.json)."""
-    help = "delete it and run `harness build --relock`"
+    help = "delete it and run `stackmatrix build --relock`"
     if not (path.exists() or path.is_symlink()):
         return None
     try:

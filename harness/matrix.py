@@ -539,7 +539,7 @@ def _placed(
                 where=m.doc.where(("axes", "driver", i)),
                 help="placeable: "
                 + (", ".join(placeable) or f"none ({DRIVER_LOCKS_TEXT} is missing)")
-                + "; `harness drivers --lock` writes the lock",
+                + "; `stackmatrix drivers --lock` writes the lock",
             )
     for i, sid in enumerate(p.driver_scenarios if out else ()):
         if sid not in scenarios:

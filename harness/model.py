@@ -402,11 +402,18 @@ class Machine:
 
     driver: str | None = None
     gpu: str | None = None  # "NVIDIA H100 80GB HBM3 (cc 9.0)"; several GPUs joined by "; "
+    # Provenance (schema 3; None in older records): which machine ran it (harness.host.host_id:
+    # a digest of /etc/machine-id, never the id itself) and what ran it ("Docker 27.3.1", "local").
+    host: str | None = None
+    engine: str | None = None
 
     @classmethod
-    def of(cls, driver: str | None, gpus: Sequence[Gpu]) -> Machine:
+    def of(
+        cls, driver: str | None, gpus: Sequence[Gpu], *, host: str | None = None,
+        engine: str | None = None,
+    ) -> Machine:  # fmt: skip
         names = [f"{g.name} (cc {g.capability or '?'})" for g in gpus]
-        return cls(driver=driver, gpu="; ".join(names) or None)
+        return cls(driver=driver, gpu="; ".join(names) or None, host=host, engine=engine)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -870,6 +877,8 @@ class RunResult:
             "schema": RESULT_SCHEMA,
             "driver": self.machine.driver,
             "gpu": self.machine.gpu,
+            "host": self.machine.host,
+            "engine": self.machine.engine,
             "cell": self.cell,
             "stack": self.stack.to_json(),
             "scenario": self.scenario,
@@ -913,14 +922,19 @@ class RunResult:
             seconds=float(data.get("seconds", 0.0)),
             image=str(data.get("image", "")),
             error=data.get("error"),
-            machine=Machine(driver=data.get("driver"), gpu=data.get("gpu")),
+            machine=Machine(
+                driver=data.get("driver"),
+                gpu=data.get("gpu"),
+                host=data.get("host"),
+                engine=data.get("engine"),
+            ),
             placed=str(data.get("placed_driver", NO_DRIVER)),
             base_image=str(data.get("base_image", "")),
         )
 
 
-RESULT_SCHEMA = 2
-RESULT_SCHEMAS = frozenset({1, 2})  # what the journal reads back
+RESULT_SCHEMA = 3  # 3: host and engine (provenance); 2: stack and scenario fields
+RESULT_SCHEMAS = frozenset({1, 2, 3})  # what the journal reads back
 
 
 # ---------------------------------------------------------------- signatures (signatures.yaml)

@@ -84,7 +84,7 @@ def _empty(
         "no cell matches both --stack and --cell",
         where=place("--cell"),
         help=f"the stacks chosen by --stack {' '.join(stacks)} have no cell matching "
-        f"--cell {' '.join(cells)}; `harness plan` with --stack alone lists their cells",
+        f"--cell {' '.join(cells)}; `stackmatrix plan` with --stack alone lists their cells",
     )
 
 
@@ -103,7 +103,7 @@ def _shard(plan: Plan, spec: tuple[int, int], where: Where) -> Plan:
             f"shard {index}/{total} is empty: the selection has {count} "
             f"stack{'s' if count != 1 else ''}, and a stack is never split",
             where=where,
-            help=f"use at most {count} shards (`harness plan --format github` picks the count)",
+            help=f"use at most {count} shards (`stackmatrix plan --format github` picks the count)",
         )
     return replace(part, selectors=plan.selectors)
 
@@ -153,7 +153,8 @@ def pattern_help(pattern: str, names: Sequence[str], what: str) -> str:
     close = difflib.get_close_matches(pattern, names, n=3, cutoff=0.6)
     if close:
         return "did you mean " + " or ".join(f"'{c}'" for c in close) + "?"
-    more = f", ... ({len(names)} in all; `harness plan` lists them)" if len(names) > SHOWN else ""
+    listed = f", ... ({len(names)} in all; `stackmatrix plan` lists them)"
+    more = listed if len(names) > SHOWN else ""
     return f"known {what}: {', '.join(names[:SHOWN])}{more}"
 
 

@@ -425,6 +425,6 @@ def _cuda_flavour(stack: Stack) -> NotRunnableHere:
     return NotRunnableHere(
         f"{stack.slug}: a cuda-flavour stack runs where nvidia/cuda can be pulled, or FROM a "
         "stand-in built here (none for this tag's OS)",
-        help=f"`harness render {stack.slug}` prints its Dockerfile; a recipe in "
+        help=f"`stackmatrix render {stack.slug}` prints its Dockerfile; a recipe in "
         "images/offline-base/ for the tag's OS lets this machine build a stand-in",
     )

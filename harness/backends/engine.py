@@ -145,8 +145,8 @@ def engine_info(client: docker.DockerClient) -> Mapping[str, Any]:
 _SLOW_STORAGE = {
     "fuse-overlayfs": (
         "every file an image build writes and a cell reads goes through a FUSE daemon; on "
-        "overlay2 (the kernel's overlayfs) the same cold smoke run is much faster (README: How "
-        'long). Where the kernel has overlayfs, set "storage-driver": "overlay2" in '
+        "overlay2 (the kernel's overlayfs) the same cold smoke run is much faster "
+        '(bench/README.md). Where the kernel has overlayfs, set "storage-driver": "overlay2" in '
         "/etc/docker/daemon.json and restart the engine (its images are then rebuilt)"
     ),
     "vfs": (

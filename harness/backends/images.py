@@ -486,7 +486,7 @@ class Builder:
                 f"not enough disk space to make {what}'s environment: it needs about "
                 f"{human_bytes(need)} ({need:,} bytes), the cache {self.paths.cache} has "
                 f"{human_bytes(free)} free",
-                help="remove what no selection needs (`harness gc`, or `harness gc --budget "
+                help="remove what no selection needs (`stackmatrix gc`, or `stackmatrix gc --budget "
                 "SIZE`) or give the cache more disk, then run the same command",
             )
 

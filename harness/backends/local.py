@@ -177,7 +177,7 @@ class LocalBackend:
         if lock is None:
             raise PrepareFailed(
                 f"no lock for {stack.slug} in images/locks/",
-                help="`harness build --stack SLUG --relock` on a machine with Docker writes it",
+                help="`stackmatrix build --stack SLUG --relock` on a machine with Docker writes it",
             )
         t = time.monotonic()
         hit = (self.venv_path(lock) / MARK).is_file()

@@ -36,7 +36,7 @@ _CSV = {
     "obs_fingerprint": "observed_fingerprint",
     "secondary": "verdict_secondary", "backend": "backend", "seconds": "seconds",
     "started": "started", "target": "planned_driver", "driver": "driver", "gpu": "gpu",
-    "image": "image",
+    "image": "image", "host": "host", "engine": "engine",
 }  # fmt: skip
 _PROPERTIES = {"target": "driver", "gpu": "gpu", "image": "image", "level": "evidence"}
 _PROPERTIES |= {"backend": "backend", "driver": "host_driver"}

@@ -72,7 +72,8 @@ def reproduce_command(cell: str, backend: str = "docker") -> str:
 _TEXT = (
     "cell", "stack", "scenario", "status", "backend", "evidence", "started", "image", "error",
     "exp_outcome", "exp_signature", "exp_stage", "obs_outcome", "obs_signature", "obs_stage",
-    "obs_line", "obs_fingerprint", "driver", "gpu", "secondary", "target", "because",
+    "obs_line", "obs_fingerprint", "driver", "gpu", "secondary", "target", "because", "host",
+    "engine",
 )  # fmt: skip
 _COLUMNS = (*_TEXT, "drift", "seconds", "obs_exit", "obs_signal", "base_image")
 _PLANNED: tuple[str, ...] = ("cell", "stack", "scenario", "evidence", "exp_outcome")
@@ -110,8 +111,8 @@ def _result_row(r: RunResult, slug: str) -> tuple[object, ...]:
         r.cell, slug, r.scenario, r.status.value, r.backend, r.evidence.value, r.started,
         r.image, r.error or "", *_expected(r.expected), *_observed(o), m.driver or "",
         m.gpu or "", ";".join(o.secondary) if o else "",
-        r.placed if r.placed != NO_DRIVER else m.driver or NO_DRIVER, "",
-        r.drift, r.seconds, o.exit_code if o else None, o.signal if o else None,
+        r.placed if r.placed != NO_DRIVER else m.driver or NO_DRIVER, "", m.host or "",
+        m.engine or "", r.drift, r.seconds, o.exit_code if o else None, o.signal if o else None,
         clean(r.base_image),
     )  # fmt: skip
 

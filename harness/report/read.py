@@ -18,7 +18,7 @@ from harness.model import Plan, RunResult, Where
 from harness.report.frame import Slugs
 
 PLAN = "plan.json"
-_PLAN_HELP = "write it with `harness plan --format json`"
+_PLAN_HELP = "write it with `stackmatrix plan --format json`"
 
 
 def read_plans(folders: Sequence[Path]) -> list[Plan]:

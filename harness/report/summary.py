@@ -83,7 +83,39 @@ def _joined(values: Iterable[str], default: str) -> str:
     return ", ".join(found) if found else default
 
 
-def header(frame: pd.DataFrame, plans: Sequence[Plan], completeness: str, origin: Origin) -> Header:
+# What a summary adds when no cell ran on the machine that writes the report.
+RERUN_HINT = "to run them here: `stackmatrix run --rerun` (or `nox -s matrix -- --rerun`)"
+
+
+def provenance(frame: pd.DataFrame, here: str) -> str:
+    """How many cells have a result from this machine (`here`: its host id), and which hosts
+    and engines the others came from (the journal; records before schema 3 name none)."""
+    ran = frame[frame["status"] != NOT_RUN]
+    mine = int((ran["host"] == here).sum()) if here else 0
+    text = f"{mine} of {len(frame)} ran here"
+    others = ran[ran["host"] != here] if here else ran
+    if len(others):
+        groups = others.groupby(["host", "engine"], sort=True).size()
+        where = "; ".join(_origin(h, e, int(n)) for (h, e), n in groups.items())
+        text += f"; {len(others)} from the journal ({where})"
+    if mine == 0 and len(ran):
+        text += f"; {RERUN_HINT}"
+    return text
+
+
+def _origin(host: str, engine: str, n: int) -> str:
+    if not host:
+        return f"{n} whose records name no host (journaled before schema 3)"
+    return f"{n} on host {host} with {engine or 'an unrecorded engine'}"
+
+
+def header(
+    frame: pd.DataFrame,
+    plans: Sequence[Plan],
+    completeness: str,
+    origin: Origin,
+    here: str = "",
+) -> Header:
     ran = frame[frame["status"] != NOT_RUN]
     plan_driver = _joined((p.driver.to_json() for p in plans), "unknown")
     when = pd.to_datetime(ran["started"], utc=True, format="ISO8601", errors="coerce")
@@ -97,6 +129,7 @@ def header(frame: pd.DataFrame, plans: Sequence[Plan], completeness: str, origin
         backends=_joined(ran["backend"].unique(), "none"),
         origin=origin,
         standins=_joined((str(v) for v in ran["base_image"].fillna("").unique()), ""),
+        provenance=provenance(frame, here),
     )
 
 

@@ -83,6 +83,7 @@ class Header:
     backends: str
     origin: Origin
     standins: str = ""  # stand-in bases the images were built FROM (no registry here)
+    provenance: str = ""  # how many cells ran on this machine, and where the others ran
 
     def pairs(self) -> tuple[tuple[str, str], ...]:
         stand = (("built FROM stand-ins (not NVIDIA's images)", self.standins),)
@@ -97,6 +98,7 @@ class Header:
             ("GPU", self.gpu),
             ("newest result", self.newest),
             ("completeness", self.completeness),
+            ("provenance", self.provenance),
             ("backends", self.backends),
         )
 
@@ -116,6 +118,7 @@ class ReportSummary:
     gaps: tuple[str, ...] = ()
     shard: tuple[int, int] | None = None  # these results are one shard of a plan
     why: tuple[str, ...] = ()  # per drift cell: "expected ..., observed ..."
+    provenance: str = ""  # Header.provenance
 
     @property
     def completeness(self) -> str:
@@ -130,6 +133,7 @@ class ReportSummary:
         lines = [
             self.counts.text(),
             self.completeness,
+            *([self.provenance] if self.provenance else []),
             diff_line(self.diff),
         ]
         return "\n".join(lines + [f"wrote {p}" for p in self.paths]) + "\n"

@@ -50,12 +50,14 @@ def write_all(
     origin: Origin | None = None,
     kb: Knowledge | None = None,
     installed: Mapping[str, str] | None = None,
+    here: str = "",
 ) -> ReportSummary:
     """Read every results folder, write every report file into `out`, append the CI summary
     to the file `env["GITHUB_STEP_SUMMARY"]` names, if any. `choose`: the selection
     (--shard, --stack, --cell) over the cells the plans hold; only those are reported. `kb`
     (default: the shipped knowledge) and `installed` (stack slug -> the cudart its lock
-    installs) decide the declared driver branch of a release grid."""
+    installs) decide the declared driver branch of a release grid. `here`: this machine's host
+    id (harness.host.host_id): its results "ran here", the others came from the journal."""
     writable_dir(out, "--out")
     plans, runs = read_plans(results), read_results(results)
     if choose is not None:
@@ -69,7 +71,7 @@ def write_all(
     shard = lone_shard(plans)
     origin = origin or Origin(version=__version__)
     completeness = completeness_text(partial, finished, planned, gaps, shard)
-    head = header(frame, plans, completeness, origin)
+    head = header(frame, plans, completeness, origin, here)
     changes = diff(previous, frame)
     paths = []
     grid = release_grid(frame, kb, installed)
@@ -80,6 +82,7 @@ def write_all(
     summary = ReportSummary(
         counts=count(frame), partial=partial, finished=finished, planned=planned,
         drift=tuple(drift["cell"]), diff=changes, paths=tuple(paths), gaps=gaps, shard=shard,
+        provenance=head.provenance,
         why=tuple(f"expected {e}, observed {v}" for e, v in zip(
             drift["expected"], drift["verdict"], strict=True
         )),
@@ -98,7 +101,7 @@ def chosen(
     each plan then names the selection, so the report says it is partial."""
     if not plans:
         raise ConfigError(
-            "--shard, --stack and --cell need the plan.json that `harness run` writes beside "
+            "--shard, --stack and --cell need the plan.json that `stackmatrix run` writes beside "
             "its journal",
             help="report these results without a selection, or run them again",
         )
