@@ -583,6 +583,12 @@ def classify_chunks(
         return Verdict(
             signature=TIMEOUT, decisive_line=text, line_no=None, secondary=(*strong, *soft)
         )
+    by_signal = next((s for s in catalog.signatures if signal in s.signals), None)
+    if strong and by_signal is not None and by_signal.priority > catalog.get(strong[0]).priority:
+        # The process died of a signal the catalog names: that death is evidence too, and it
+        # outranks a line the process went on after (TF logs cuInit's failure, then runs on
+        # the CPU until a truncated library kills it with SIGBUS).
+        return _by_signal(by_signal, signal, tuple(s for s in strong if s != by_signal.id))
     if strong:
         line_no, text = scan.strong[strong[0]]
         return Verdict(
@@ -594,15 +600,8 @@ def classify_chunks(
         return Verdict(
             signature=soft[0], decisive_line=text, line_no=line_no, secondary=(*soft[1:],)
         )
-    by_signal = next((s for s in catalog.signatures if signal in s.signals), None)
-    if signal is not None and by_signal is not None:
-        name = signals.Signals(signal).name if signal in signals.valid_signals() else str(signal)
-        return Verdict(
-            signature=by_signal.id,
-            decisive_line=f"killed by signal {signal} ({name})",
-            line_no=None,
-            secondary=tuple(soft),
-        )
+    if by_signal is not None:
+        return _by_signal(by_signal, signal, tuple(soft))
     if error is None:
         return Verdict(signature=UNKNOWN, decisive_line=None, line_no=None, secondary=tuple(soft))
     return Verdict(
@@ -611,6 +610,17 @@ def classify_chunks(
         line_no=error[0],
         secondary=tuple(soft),
         fingerprint=fingerprint(error[1]),
+    )
+
+
+def _by_signal(sig: Signature, signal: int | None, secondary: tuple[str, ...]) -> Verdict:
+    assert signal is not None  # only a signal's own signature gets here
+    name = signals.Signals(signal).name if signal in signals.valid_signals() else str(signal)
+    return Verdict(
+        signature=sig.id,
+        decisive_line=f"killed by signal {signal} ({name})",
+        line_no=None,
+        secondary=secondary,
     )
 
 

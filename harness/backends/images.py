@@ -486,8 +486,8 @@ class Builder:
                 f"not enough disk space to make {what}'s environment: it needs about "
                 f"{human_bytes(need)} ({need:,} bytes), the cache {self.paths.cache} has "
                 f"{human_bytes(free)} free",
-                help="remove what no selection needs (`stackmatrix gc`, or `stackmatrix gc --budget "
-                "SIZE`) or give the cache more disk, then run the same command",
+                help="remove what no selection needs (`stackmatrix gc`, or `stackmatrix gc "
+                "--budget SIZE`) or give the cache more disk, then run the same command",
             )
 
     def _check_space(self, wheel_bytes: int, what: str) -> None:

@@ -179,6 +179,21 @@ def test_a_silent_death_by_signal_is_classified_by_the_signal() -> None:
     assert classify("import ok\n", CATALOG, signal=11).signature == "unknown"
 
 
+def test_a_death_by_signal_outranks_a_lesser_line_the_process_went_on_after() -> None:
+    """TF logs cuInit's failure at E level on a host without a driver and goes on on the CPU;
+    when a truncated library then kills it with SIGBUS, the signal is the cause."""
+    cuinit = (
+        "E0000 00:00:1795670209.628317       1 cuda_platform.cc:52] failed call to cuInit: "
+        "INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)\n"
+    )
+    v = classify(cuinit, CATALOG, signal=7)
+    assert (v.signature, v.decisive_line) == ("corrupt_library", "killed by signal 7 (SIGBUS)")
+    assert v.secondary == ("no_gpu_or_driver",)
+    # without the signal the line is the cause; a higher-ranked line beats the signal
+    assert classify(cuinit, CATALOG).signature == "no_gpu_or_driver"
+    assert classify(MISMATCH + "\n", CATALOG, signal=4).signature == "cudnn_version_mismatch"
+
+
 def test_a_timeout_is_timeout_whatever_the_log_says() -> None:
     v = classify(MISMATCH + "\n", CATALOG, timed_out=True)
     assert v.signature == "timeout" and v.secondary == ("cudnn_version_mismatch",)
