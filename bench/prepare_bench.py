@@ -8,8 +8,10 @@ run on this machine (issue "Stacks prepared at the disk's speed"):
                step's image present, as a second torch image found it)
   2. the disk that stack adds: its environment's own files (the rest are links into uv's
      cache) against its image's own layer;
-  3. `import torch` plus a tensor op in a fresh container on each (3 runs each);
-  4. an unchanged re-run of the smoke profile: wall time and containers created (goal < 1 s, 0).
+  3. a new stack whose wheels are cached but that shares nothing prepared (TensorFlow):
+       after: gc + build; before: `harness build --image` with no step image of its own;
+  4. `import torch` plus a tensor op in a fresh container on each (3 runs each);
+  5. an unchanged re-run of the smoke profile: wall time and containers created (goal < 1 s, 0).
 
 Needs the smoke profile's wheels in the cache and its environments made (`harness build`).
 The --image builds and their step image are removed at the end. Usage:
@@ -31,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench/results/prepare.json"
 SIBLING = "torch-2.15.0_cu13.2_cudnn9.13_py3.11_offline"
+ALONE = "tensorflow-2.21.0_cu12.5_cudnn9.3_py3.11_offline"
 PREPARED = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline"
 CELL = "import torch; x = torch.ones(256, 256); print(torch.__version__, float((x @ x).sum()))"
 
@@ -133,7 +136,24 @@ def main() -> int:
         "layers": len(layers),
     }
 
-    # 3. a cell's interpreter start on each
+    # 3. a stack that shares nothing prepared, its wheels cached
+    gc_s, _ = harness("gc", "--stack", ALONE)
+    build_s, log = harness("build", "--stack", ALONE)
+    alone = built("--stack", ALONE)[ALONE]
+    t = time.monotonic()
+    alone_image = built("--image", "--stack", ALONE)[ALONE]
+    alone_image_s = time.monotonic() - t
+    result["alone"] = {
+        "stack": ALONE,
+        "after": {"ready_seconds": round(gc_s + build_s, 1), "own_bytes": own_bytes(Path(alone["env"]))},
+        "before": {
+            "build_seconds": round(alone_image_s, 1),
+            "image_size": int(docker("image", "inspect", alone_image["ref"], "--format", "{{.Size}}")),
+        },
+    }  # fmt: skip
+    step += [r for r in docker("image", "ls", "stackmatrix/step", "--format", "{{.Repository}}:{{.Tag}}").splitlines() if r not in step]  # fmt: skip
+
+    # 4. a cell's interpreter start on each
     base = envs[PREPARED]["image"]
     on_env = [
         "docker", "run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp",
@@ -149,7 +169,7 @@ def main() -> int:
     for key in ("environment", "image"):
         result["cell"][f"{key}_median"] = statistics.median(result["cell"][key])  # type: ignore[index]
 
-    # 4. an unchanged re-run: every cell a cache hit, no container.
+    # 5. an unchanged re-run: every cell a cache hit, no container.
     harness("run", "--results", args.results)  # whatever is missing runs first (not timed)
     since = time.time()
     rerun_s, log = harness("run", "--results", args.results)
@@ -158,7 +178,7 @@ def main() -> int:
         "containers": containers_created(since, time.time() + 0.5),
         "summary": [ln for ln in log.splitlines() if "cache hits" in ln],
     }
-    for ref in (images[PREPARED]["ref"], again["ref"], *step):
+    for ref in (images[PREPARED]["ref"], again["ref"], alone_image["ref"], *step):
         subprocess.run(["docker", "rmi", "-f", ref], capture_output=True, check=False)
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
