@@ -49,9 +49,10 @@ def matrix(session: nox.Session) -> None:
     reports/. Exit 1 on drift (an observed outcome that differs from the expected one) unless
     --allow-drift.
 
-    Every `harness run` option passes through: `nox -s matrix -- --profile full --driver
+    Every `stackmatrix run` option passes through: `nox -s matrix -- --profile full --driver
     535.104.05 --shard 2/4`, `-- --backend local`; --results, --shard, --stack and --cell reach
-    the report as well.
+    the report as well. A profile other than smoke, without --results, journals into
+    reports/<profile>/results/ and reports into reports/<profile>/ (`-- --profile releases`).
     """
     # pip's own lines show, and a line of ours after 8 s without one: pip says nothing while
     # it unpacks (13 s for pandas and the rest on a fresh 2-core machine).
@@ -61,9 +62,16 @@ def matrix(session: nox.Session) -> None:
     )  # fmt: skip
     allow = "--allow-drift" in session.posargs
     args = [a for a in session.posargs if a != "--allow-drift"]
+    out = []
+    profile = _options(args, ("--profile",))[-1:]
+    if profile and profile[0].split("=", 1)[-1] != "smoke" and not _options(args, ("--results",)):
+        # Another profile's journal and report live in reports/<profile>/, beside smoke's.
+        folder = f"reports/{profile[0].split('=', 1)[-1]}"
+        args += ["--results", f"{folder}/results"]
+        out = ["--out", folder]
     session.run("stackmatrix", "run", "--dry-run", *args)
     session.run("stackmatrix", "run", *args, "--allow-drift")  # the report judges drift
-    report = _options(args, REPORT_OPTIONS)
+    report = [*_options(args, REPORT_OPTIONS), *out]
     # A job that runs one shard (or a --stack/--cell part) reports only its part: partial by
     # design; the job that merges every shard's results judges completeness.
     part = any(a.split("=", 1)[0] in ("--shard", "--stack", "--cell") for a in args)

@@ -30,11 +30,14 @@ def size(png: bytes) -> tuple[int, int]:
 
 def test_the_picture_is_of_the_committed_report() -> None:
     shot = tool()
-    png = shot.PICTURE.read_bytes()
-    assert shot.text_of(png, shot.KEY) == shot.page_digest(), (
-        "docs/grid.png is not of reports/index.html: run python tools/screenshot.py"
-    )
-    assert "![" in (ROOT / "README.md").read_text(encoding="utf-8").split("docs/grid.png")[0]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for page, picture in shot.PICTURES:
+        if not page.is_file():
+            continue
+        assert shot.text_of(picture.read_bytes(), shot.KEY) == shot.page_digest(page), (
+            f"{picture.name} is not of {page}: run python tools/screenshot.py"
+        )
+        assert "![" in readme.split(f"docs/{picture.name}")[0], f"README shows no {picture.name}"
 
 
 def test_the_digest_chunk_round_trips() -> None:

@@ -1,0 +1,109 @@
+"""The `releases` profile regenerated on this machine, timed, with the disk it takes at its peak.
+
+    python bench/releases_run.py --yes [--budget 30GB] [--out FILE]
+
+  1. with --cold: the cache ($STACKMATRIX_CACHE: wheels, drivers, environments) emptied and
+     every stackmatrix/* image removed first (DESTRUCTIVE);
+  2. `python3 tools/nox.py -s matrix -- --profile releases --disk-budget BUDGET`, every output
+     line stamped with its second (the journal and report land in reports/releases/);
+  3. every 5 s the bytes used on the file system that holds the cache and the engine's data
+     (the same one here); the peak minus the bytes used at the start is the run's peak disk.
+
+Writes bench/results/releases-run.json (and the stamped log beside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench/results/releases-run.json"
+
+
+def used(path: Path) -> int:
+    st = os.statvfs(path)
+    return (st.f_blocks - st.f_bfree) * st.f_frsize
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--yes", action="store_true")
+    ap.add_argument("--cold", action="store_true")
+    ap.add_argument("--budget", default="30GB")
+    ap.add_argument("--out", type=Path, default=OUT)
+    a = ap.parse_args()
+    if not a.yes:
+        sys.exit("runs the whole releases profile (an hour, tens of GB): pass --yes")
+    cache = Path(os.environ.get("STACKMATRIX_CACHE", Path.home() / ".cache/stackmatrix"))
+    if a.cold:
+        refs = subprocess.run(
+            ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}"],
+            capture_output=True, text=True, check=True,
+        ).stdout.split()  # fmt: skip
+        for ref in refs:
+            if ref.startswith("stackmatrix/"):
+                subprocess.run(["docker", "rmi", "-f", ref], check=True, capture_output=True)
+        shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True, exist_ok=True)
+    start = used(cache)
+    peak = [start]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(5):
+            peak[0] = max(peak[0], used(cache))
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    log = a.out.with_suffix(".log")
+    cmd = [
+        "python3", "tools/nox.py", "-s", "matrix", "--",
+        "--profile", "releases", "--disk-budget", a.budget,
+    ]  # fmt: skip
+    t0 = time.monotonic()
+    with log.open("w", encoding="utf-8") as out:
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.write(f"{time.monotonic() - t0:8.1f} {line}")
+            out.flush()
+        code = proc.wait()
+    wall = time.monotonic() - t0
+    stop.set()
+    thread.join()
+    peak[0] = max(peak[0], used(cache))
+    text = log.read_text(encoding="utf-8")
+    result = {
+        "command": " ".join(cmd),
+        "exit": code,
+        "wall_seconds": round(wall, 1),
+        "cold": a.cold,
+        "disk_budget": a.budget,
+        "disk_used_at_start": start,
+        "disk_peak_bytes_above_start": peak[0] - start,
+        "disk_peak_gb_above_start": round((peak[0] - start) / 1e9, 1),
+        "evictions": sum("[disk] removed" in ln for ln in text.splitlines()),
+        "summary": [ln[9:] for ln in text.splitlines() if "cells:" in ln or "COMPLETE" in ln],
+        "storage_driver": subprocess.run(
+            ["docker", "info", "--format", "{{.Driver}}"], capture_output=True, text=True,
+            check=False,
+        ).stdout.strip(),  # fmt: skip
+        "cores": os.cpu_count(),
+    }
+    a.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(result, indent=1))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
