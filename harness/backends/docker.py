@@ -61,6 +61,7 @@ SETUP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP"]
 # supplementary group either).
 DROP = "setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all --bounding-set=-all --"
 WORKLOAD_USER = "1000:1000"
+AHEAD = 2  # with a disk budget, stacks whose wheels are downloaded ahead of their prepare
 HOME = "/home/stack"
 # What a stack image's config sets (images/_metadata.j2), set for a run on an environment.
 ENV_CONFIG = (
@@ -336,6 +337,7 @@ class DockerBackend:
             log_path=b.paths.logs / f"env-{slug}.log", who=slug,
         )  # fmt: skip
         store.hold(ref)
+        self._made(stack)
         seconds = time.monotonic() - t
         if made.status == "built":
             phases["install"] = made.seconds
@@ -353,30 +355,47 @@ class DockerBackend:
             self.builder.check_space(stacks)
 
     def prefetch(self, stacks: Sequence[Stack]) -> None:
-        """Start downloading the wheels of every stack that will be built, in order."""
+        """Start downloading the wheels of every stack that will be built, in order (with a
+        disk budget, only the first two: each prepare then queues the one after the next)."""
         self._upcoming = list(stacks)
-        self.builder.prefetch(stacks)
+        self.builder.prefetch(stacks if self.budget is None else stacks[:AHEAD])
 
     def done(self, target: Target) -> None:
         """Every cell of `target` has landed: its environment is no longer held, and with a
-        budget the cache is trimmed to it (what stacks still to prepare need is kept)."""
+        budget the cache is trimmed to it (environments and uv's cache only: this runs beside
+        the next stack's prepare, which may be downloading wheels)."""
         if self.envs is None or not target.env:
             return
         self.envs.release(target.ref)
-        self._upcoming = [s for s in self._upcoming if s != target.stack]
-        if self.budget is None:
-            return
-        needed = set()
-        for stack in self._upcoming:
-            spec = self.builder.identity(stack) if stack.base != "cuda" else None
-            if spec is not None and spec.lock is not None:
-                needed |= {w.filename for w in spec.lock.wheels}
+        if self.budget is not None:
+            self._trim(None)
+
+    def _trim(self, needed: set[str] | None) -> None:
+        assert self.envs is not None and self.budget is not None
         trimmed = keep.over_budget(
             self.envs, self.builder.wheels, self.budget, keep=self.envs.held(),
             needed_wheels=needed,
         )  # fmt: skip
         for r in trimmed:
             self.builder.console.step("disk", r.line())
+
+    def _made(self, stack: Stack) -> None:
+        """With a budget, once a stack's environment is made: the wheels of the stack AHEAD
+        places on start downloading, and the wheels no stack still to prepare needs go if the
+        cache is over budget (on this thread, the one that prepares: no download of a stack
+        still to lock runs meanwhile)."""
+        if self.budget is None:
+            return
+        order = self._upcoming
+        at = order.index(stack) if stack in order else -1
+        self._upcoming = order[at + 1 :] if at >= 0 else order
+        self.builder.prefetch(self._upcoming[AHEAD - 1 : AHEAD])
+        needed: set[str] = set()
+        for later in self._upcoming:
+            spec = self.builder.identity(later) if later.base != "cuda" else None
+            if spec is not None and spec.lock is not None:
+                needed |= {w.filename for w in spec.lock.wheels}
+        self._trim(needed)
 
     def close(self) -> None:
         """Stop downloads still running (an interrupted or finished run)."""

@@ -30,6 +30,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -44,6 +45,7 @@ from harness.model import Lock, Mount, Stack
 
 ENV_REPO = "stackmatrix/env"
 MARK = "stackmatrix-env.json"  # written last, before the rename: what the environment is
+MAKING = ".making.lock"  # shared by every harness making an environment (EnvStore.making)
 SCRIPT = Path(__file__).resolve().parents[2] / "images" / "env.sh"
 ENV_TIMEOUT = 3600.0
 _TMP = ".tmp-"
@@ -107,6 +109,15 @@ class EnvStore:
         self.uv_cache = self.root / "uv-cache"
         self.faults = self.root / "faults"
         self._held: dict[str, IO[bytes]] = {}
+
+    @contextmanager
+    def making(self) -> Iterator[None]:
+        """Held (shared) while an environment is made: uv's cache entries it unpacked are not
+        linked yet, so `keep.prune_uv` must not take them for unused (it skips while held)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with (self.root / MAKING).open("ab") as f:
+            fcntl.flock(f, fcntl.LOCK_SH)
+            yield
 
     def path(self, ref: str) -> Path:
         return self.envs / ref.rpartition(":")[2]
@@ -189,8 +200,9 @@ class EnvStore:
         tmp = temp_dir(self.envs)
         try:
             before = tree_bytes(self.uv_cache)
-            self._make(tmp, lock, base, engine=engine, wheels=wheels, uv=uv,
-                       console=console, log_path=log_path, who=who)  # fmt: skip
+            with self.making():
+                self._make(tmp, lock, base, engine=engine, wheels=wheels, uv=uv,
+                           console=console, log_path=log_path, who=who)  # fmt: skip
             mark = {"ref": ref, "lock": lock.slug, "uv": uv_version, "base": base.ref}
             atomic_write(tmp / MARK, json.dumps(mark, sort_keys=True) + "\n")
             try:

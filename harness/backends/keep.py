@@ -15,6 +15,7 @@ An environment a running harness holds (its shared flock) is never removed.
 
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import json
 import os
@@ -23,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.backends.envs import MARK, EnvStore, tree_bytes
+from harness.backends.envs import MAKING, MARK, EnvStore, tree_bytes
 from harness.console import human_bytes
 from harness.lock import WheelCache
 
@@ -73,10 +74,20 @@ def _material_env(folder: Path) -> str:
 
 
 def prune_uv(store: EnvStore) -> Removed | None:
-    """uv's cache entries (unpacked wheels) that no environment links to any more."""
+    """uv's cache entries (unpacked wheels) that no environment links to any more; nothing
+    while an environment is being made (what it unpacked is not linked yet)."""
     archive = store.uv_cache / "archive-v0"
     if not archive.is_dir():
         return None
+    with (store.root / MAKING).open("ab") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return None  # an environment is being made: the next trim prunes
+        return _prune(archive)
+
+
+def _prune(archive: Path) -> Removed | None:
     freed, count = 0, 0
     for entry in archive.iterdir():
         if entry.is_dir() and not _linked(entry):
@@ -160,11 +171,16 @@ def collect(
 
 
 def over_budget(
-    store: EnvStore, wheels: WheelCache, budget: int, *, keep: set[str], needed_wheels: set[str]
+    store: EnvStore,
+    wheels: WheelCache,
+    budget: int,
+    *,
+    keep: set[str],
+    needed_wheels: set[str] | None,
 ) -> list[Removed]:
-    """Evict until the cache is within `budget` bytes: wheels no stack still to make needs and
-    whose stack is made, then the least recently used environments not in `keep`, each followed
-    by the uv cache entries it alone linked to."""
+    """Evict until the cache is within `budget` bytes: wheels no stack still to make needs
+    (`needed_wheels` None: no wheel, as beside a download in flight), then the least recently
+    used environments not in `keep`, each followed by the uv cache entries it alone linked to."""
     out: list[Removed] = []
 
     def total() -> int:
@@ -172,10 +188,10 @@ def over_budget(
 
     if total() <= budget:
         return out
-    spare = [w for w in _wheel_files(wheels) if w not in needed_wheels]
-    out += remove_wheels(
-        wheels, spare, "the cache is over its budget; no stack still to make needs it"
-    )
+    if needed_wheels is not None:
+        spare = [w for w in _wheel_files(wheels) if w not in needed_wheels]
+        why = "the cache is over its budget; no stack still to make needs it"
+        out += remove_wheels(wheels, spare, why)
     by_age = sorted(store.listed(), key=lambda e: _used(e[1]))
     for name, _ in by_age:
         if total() <= budget:

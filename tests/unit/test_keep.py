@@ -126,3 +126,26 @@ def test_gc_with_a_bad_budget_exits_2_before_touching_anything(
     assert main(["gc", "--budget", "lots"]) == 2
     err = capsys.readouterr().err
     assert "--budget 'lots': not a size" in err and "Traceback" not in err
+
+
+def test_nothing_of_uvs_cache_is_pruned_while_an_environment_is_being_made(tmp_path: Path) -> None:
+    """What uv unpacked for an environment in the making is not linked yet: it is not unused."""
+    store = EnvStore(tmp_path)
+    entry = store.uv_cache / "archive-v0" / "fresh"
+    entry.mkdir(parents=True)
+    (entry / "lib.so").write_bytes(b"x" * 1000)
+    with store.making():
+        assert keep.prune_uv(store) is None
+        assert entry.exists()
+    pruned = keep.prune_uv(store)
+    assert pruned is not None and not entry.exists()
+
+
+def test_beside_a_download_no_wheel_is_evicted(tmp_path: Path) -> None:
+    store = EnvStore(tmp_path)
+    wheels = WheelCache(tmp_path)
+    (wheels.dir / "a-1.whl").write_bytes(b"w" * 100_000)
+    env(store, "old-aaaaaaaaaaaa", linked=b"o" * 200_000)
+    removed = keep.over_budget(store, wheels, 1, keep=set(), needed_wheels=None)
+    assert [r.what for r in removed] == ["environment", "uv's cache"]
+    assert (wheels.dir / "a-1.whl").exists()
