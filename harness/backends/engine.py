@@ -125,14 +125,22 @@ def connect(env: Mapping[str, str]) -> docker.DockerClient:
         )
     client = None
     try:
-        client = docker.DockerClient(base_url=host, timeout=600)
+        client = docker.DockerClient(base_url=host, timeout=PING_TIMEOUT)
         client.ping()
-    except DockerException as exc:
+    except (DockerException, *_LOST) as exc:
         if client is not None:
             client.close()
+        # docker-py wraps a read timeout in a DockerException ("read timeout=15")
+        if isinstance(exc, requests.exceptions.Timeout) or "read timeout" in str(exc):
+            reason = f"no answer in {PING_TIMEOUT} s (its socket is open)"
+        else:
+            reason = _reason(exc) if isinstance(exc, DockerException) else why(exc)
         raise EngineUnreachable(
-            f"cannot reach the Docker engine at {host}: {_reason(exc)}", help=_START_HELP
+            f"cannot reach the Docker engine at {host}: {reason}", help=_START_HELP
         ) from None
+    # Every call then has CALL_TIMEOUT: an engine that stops answering is an error within a
+    # minute, not a hang (a cell's wait polls it; a commit is given longer: Engine.patient).
+    client.api.timeout = CALL_TIMEOUT
     return client
 
 
@@ -180,6 +188,10 @@ _LOST = (
     urllib3.exceptions.HTTPError,
 )
 LOST_HELP = "start it, then run the same command: finished cells are kept"
+PING_TIMEOUT = 15  # s: an engine that does not answer a ping in this time is not answering
+CALL_TIMEOUT = 40  # s: any other call (a cell's wait polls the engine: POLL)
+POLL = 20  # s: a cell's wait, between two pings of the engine
+LONG_CALL = 3600  # s: a commit, an import, removing a build container of gigabytes
 SPACE_HELP = (
     "free space where Docker keeps images (`docker system df`), then run the same command: "
     "finished cells are kept"
@@ -250,6 +262,7 @@ class Engine:
         self._open: dict[str, Container] = {}  # containers made and not yet removed, by name
         self._open_lock = threading.Lock()  # guards _open and _halted, and each start
         self._halted = False
+        self._silent = False  # the engine stopped answering: nothing else waits for it
 
     @contextmanager
     def answering(self) -> Iterator[None]:
@@ -260,6 +273,8 @@ class Engine:
             fault = engine_fault(exc, self.host)
             if fault is None:
                 raise
+            if isinstance(exc, _LOST):  # gone or silent: no later call waits for it
+                self._silent = True
             raise fault from None
 
     # ---------------------------------------------------------------- images
@@ -286,7 +301,7 @@ class Engine:
     def pull(self, ref: str) -> None:
         repo, _, tag = ref.rpartition(":")
         try:
-            with self.answering():
+            with self.answering(), self.patient(LONG_CALL):
                 self.client.images.pull(repo, tag=tag)
         except APIError as exc:
             raise self._engine_error(f"pulling {ref}", str(exc)) from None
@@ -320,7 +335,7 @@ class Engine:
         """`docker import` a root filesystem tarball as `ref`."""
         repo, _, tag = ref.rpartition(":")
         try:
-            with self.answering():
+            with self.answering(), self.patient(LONG_CALL):
                 self.client.api.import_image_from_file(
                     str(tar), repository=repo, tag=tag, changes=list(changes)
                 )
@@ -396,7 +411,7 @@ class Engine:
         `finish` returns, and its `container` block removes it. The names killed."""
         with self._open_lock:
             self._halted = True
-            found = list(self._open.items())
+            found = [] if self._silent else list(self._open.items())
         killed = []
         for name, c in found:
             with suppress(Exception):  # not started yet, or already gone: nothing to kill
@@ -405,6 +420,8 @@ class Engine:
         return killed
 
     def _remove(self, created: Container | None, name: str) -> None:
+        if self._silent:  # the next run's sweep removes it
+            return
         # Interrupted while `create` was in flight, the daemon may still have made it: look it
         # up by its name rather than trust that nothing exists.
         with suppress(NotFound):
@@ -426,14 +443,7 @@ class Engine:
                     target=_follow, args=(container, log_path), name="build-log", daemon=True
                 )
                 follower.start()
-            try:
-                status = container.wait(timeout=timeout)
-                code: int | None = int(status.get("StatusCode", -1))
-            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-                # The probe's time is up (docker-py reports a read timeout on a Unix socket as a
-                # ConnectionError), or the engine is gone: then kill() fails, a MachineFault.
-                container.kill()
-                code = None
+            code = self._wait(container, timeout)
             if follower is not None:
                 follower.join(timeout=30)
             raw = bounded_logs(container)
@@ -441,6 +451,49 @@ class Engine:
             container.reload()
         oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
         return Finished(exit_code=code, output=output, oom_killed=oom)
+
+    def _wait(self, container: Container, timeout: float) -> int | None:
+        """The container's exit status; None when `timeout` ran out (it is killed). It waits
+        POLL seconds at a time and pings the engine in between: an engine that stops answering
+        is an EngineUnreachable within POLL + PING_TIMEOUT seconds, not after `timeout`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                status = container.wait(timeout=max(1.0, min(left, POLL)))
+                return int(status.get("StatusCode", -1))
+            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                # docker-py reports a read timeout on a Unix socket as a ConnectionError
+                if left <= POLL:  # the probe's time is up (an engine gone: kill() fails)
+                    container.kill()
+                    return None
+                self.alive()
+
+    def alive(self) -> None:
+        """Ping the engine; it not answering in PING_TIMEOUT is an EngineUnreachable, and this
+        Engine then makes no other call that would wait for it (removals are left to the
+        next run's sweep)."""
+        api = self.client.api  # a requests.Session: a ping with its own timeout
+        try:
+            requests.Session.get(api, f"{api.base_url}/_ping", timeout=PING_TIMEOUT)
+        except _LOST as exc:
+            self._silent = True
+            raise EngineUnreachable(
+                "the Docker engine stopped answering",
+                detail=f"{self.host}: no answer to a ping in {PING_TIMEOUT} s ({why(exc)})",
+                help=LOST_HELP,
+            ) from None
+
+    @contextmanager
+    def patient(self, seconds: float) -> Iterator[None]:
+        """Calls that may take long (committing a layer of gigabytes) get `seconds`: every
+        call meanwhile may wait as long, never less than CALL_TIMEOUT."""
+        api = self.client.api
+        before, api.timeout = api.timeout, int(max(seconds, CALL_TIMEOUT))
+        try:
+            yield
+        finally:
+            api.timeout = before
 
     def run(
         self,
@@ -501,7 +554,7 @@ class Engine:
             t = time.monotonic()
             try:
                 repo, _, tag = ref.rpartition(":")
-                with self.answering(), step("commit (the layer written)"):
+                with self.answering(), self.patient(LONG_CALL), step("commit (the layer written)"):
                     image = c.commit(repository=repo, tag=tag, changes=list(plan.changes))
             except APIError as exc:
                 raise self._engine_error(f"committing {ref}", str(exc)) from None
@@ -509,7 +562,8 @@ class Engine:
                 phases["commit"] = time.monotonic() - t
             # Its writable layer holds everything the build wrote: removing it takes as long as
             # writing a few GB (20 s and more on fuse-overlayfs), so it is shown too.
-            with self.answering(), step("the build container removed"), suppress(NotFound):
+            removed = step("the build container removed")
+            with self.answering(), self.patient(LONG_CALL), removed, suppress(NotFound):
                 c.remove(force=True, v=True)
         image_id = image.id
         if image_id is None:
