@@ -5,7 +5,8 @@ Debian 12 and Ubuntu 24.04 as installed have python3, but no pip, no ensurepip (
 wants the python3-venv package) and a system Python that refuses `pip install` (PEP 668:
 externally managed). So, with the standard library only and once per checkout:
 
-1. a venv without pip in .nox/.bootstrap-nox-<version> (`venv --without-pip` needs no ensurepip);
+1. a venv without pip in .nox/.bootstrap-nox-<version>-py<X.Y> (`venv --without-pip` needs no
+   ensurepip);
 2. pip's wheel from PyPI, checked against the sha256 pinned here, run from the wheel itself
    (https://pip.pypa.io/en/stable/installation/#supported-methods) to install the pinned nox
    into that venv;
@@ -94,7 +95,10 @@ def main(argv: list[str]) -> int:
             f"Python {sys.version.split()[0]} is too old: stackmatrix needs 3.10 or newer",
             "run it with a newer python3 (Debian 12: 3.11, Ubuntu 24.04: 3.12)",
         )
-    nox = bootstrap(ROOT / ".nox" / f".bootstrap-nox-{NOX}")
+    # One per Python: a venv made by one interpreter does not run under another (a checkout
+    # shared by two systems, or a Python upgraded in place).
+    py = f"py{sys.version_info[0]}.{sys.version_info[1]}"
+    nox = bootstrap(ROOT / ".nox" / f".bootstrap-nox-{NOX}-{py}")
     os.chdir(ROOT)
     return subprocess.run([str(nox), *argv], check=False).returncode
 

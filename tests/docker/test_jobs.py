@@ -70,7 +70,8 @@ def test_two_cells_at_once_each_cell_once_with_its_verdict(
     overlap = max(
         min(a[1], b[1]) - max(a[0], b[0]) for i, a in enumerate(spans) for b in spans[i + 1 :]
     )
-    assert overlap > timedelta(seconds=1), "two cells ran at the same time"
+    # (on environments these cells take 1-2 s each: half a second of overlap is two at once)
+    assert overlap > timedelta(seconds=0.5), "two cells ran at the same time"
 
 
 def running(client: object, pid: int) -> list[str]:
