@@ -19,10 +19,10 @@ from harness.backends.docker import DockerBackend
 from harness.backends.engine import Engine
 from harness.backends.envs import EnvStore, env_ref, tree_bytes
 from harness.backends.images import Builder, Paths
-from harness.backends.offline import Base, ensure_base, read_recipe
+from harness.backends.offline import Base
 from harness.compat import parse_knowledge, read_knowledge_docs
 from harness.console import Console
-from harness.lock import WheelCache, cache_root, resolve
+from harness.lock import WheelCache, cache_root
 from harness.model import Lock, RunSpec, Stack
 from harness.render import read_templates
 from tests.conftest import ROOT
@@ -35,24 +35,8 @@ NUMPY_STACK = Stack(
 
 
 @pytest.fixture(scope="module")
-def engine(docker_client: object) -> Engine:
-    return Engine(docker_client)  # type: ignore[arg-type]
-
-
-@pytest.fixture(scope="module")
-def base(engine: Engine) -> Base:
-    recipe = read_recipe(ROOT / "images" / "offline-base", "debian12")
-    built, _ = ensure_base(recipe, engine, cache_root(ENV) / "tmp")
-    return built
-
-
-@pytest.fixture(scope="module")
-def numpy_lock(base: Base) -> Lock:
-    lock, _ = resolve(
-        NUMPY_STACK.slug, ["numpy==2.4.6"], [], index="https://pypi.org/simple", python="3.11",
-        glibc=base.glibc, cache=WheelCache(cache_root(ENV)),
-    )  # fmt: skip
-    return lock
+def engine(backend: Engine) -> Engine:
+    return backend
 
 
 def make(store: EnvStore, ref: str, lock: Lock, base: Base, engine: Engine) -> Path:

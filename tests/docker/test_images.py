@@ -16,7 +16,7 @@ import pytest
 
 from harness.backends.engine import BuildFailed, Engine
 from harness.backends.images import Builder, Paths
-from harness.backends.offline import Base, ensure_base, read_recipe
+from harness.backends.offline import Base
 from harness.compat import parse_knowledge, read_knowledge_docs
 from harness.console import Console
 from harness.lock import LockError, WheelCache, cache_root, resolve
@@ -25,7 +25,6 @@ from harness.render import offline_spec, read_templates, step_refs
 from tests.conftest import ROOT, harness_cli, in_stack
 
 ENV = dict(os.environ)
-NUMPY = "numpy==2.4.6"
 NUMPY_STACK = Stack(
     framework="numpy",
     framework_version="2.4.6",
@@ -34,33 +33,6 @@ NUMPY_STACK = Stack(
     python="3.11",
     base="offline",
 )
-
-
-@pytest.fixture(scope="session")
-def backend(docker_client: object) -> Engine:
-    return Engine(docker_client)  # type: ignore[arg-type]
-
-
-@pytest.fixture(scope="session")
-def base(backend: Engine) -> Base:
-    """The debian12 offline base. Built once per machine and kept: it is a cache, like wheels."""
-    recipe = read_recipe(ROOT / "images" / "offline-base", "debian12")
-    built, _ = ensure_base(recipe, backend, cache_root(ENV) / "tmp")
-    return built
-
-
-@pytest.fixture(scope="session")
-def numpy_lock(base: Base) -> Lock:
-    lock, _ = resolve(
-        "test-numpy",
-        [NUMPY],
-        [],
-        index="https://pypi.org/simple",
-        python="3.11",
-        glibc=base.glibc,
-        cache=WheelCache(cache_root(ENV)),
-    )
-    return lock
 
 
 @pytest.fixture
