@@ -162,8 +162,18 @@ def _package(row: Any, file: str) -> DebPackage:
 
 
 def _links(files: list[str]) -> tuple[tuple[str, str], ...]:
-    """Each library and the SONAME link nvidia-container-cli makes to it (libcuda.so.1)."""
-    return tuple((name, f"{name.split('.so', 1)[0]}.so.1") for name in files)
+    """Each library and the links nvidia-container-cli makes to it: its SONAME (libcuda.so.1),
+    and for libcuda also the bare libcuda.so, "Many applications wrongly assume that libcuda.so
+    exists (e.g. with dlopen)" (NVIDIA/libnvidia-container src/nvc_mount.c, symlink_libraries,
+    https://github.com/NVIDIA/libnvidia-container/blob/main/src/nvc_mount.c): cuDNN 8's
+    libcudnn_cnn_infer.so.8 dlopens libcuda.so."""
+    out = []
+    for name in files:
+        stem = name.split(".so", 1)[0]
+        out.append((name, f"{stem}.so.1"))
+        if stem == "libcuda" and name != "libcuda.so":
+            out.append((name, "libcuda.so"))
+    return tuple(out)
 
 
 def driver_op(value: str) -> Driver:

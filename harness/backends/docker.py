@@ -185,11 +185,14 @@ def layout(spec: RunSpec, image: str, env: Path | None, faults: Path, ref: str) 
         return Layout(image=image, spec=spec, root=True, on_env=False)
     mounts = [*spec.mounts, Mount(env, VENV), *faultmounts.mounts(spec, env, faults, ref)]
     _, rest = faultmounts.split(spec)
+    placed: dict[str, Mount] = {}  # by target: a library is placed once, however many links
     for op in rest:
-        if isinstance(op, Driver):  # as nvidia-container-cli: each library and its SONAME
+        if isinstance(op, Driver):  # as nvidia-container-cli: each library and its links
             for name, link in op.links:
                 source = Path(spec_mount(spec, DRIVER_MOUNT)) / name
-                mounts += [Mount(source, f"{DRIVER_DIR}/{n}") for n in dict.fromkeys((name, link))]
+                for n in (name, link):
+                    placed[f"{DRIVER_DIR}/{n}"] = Mount(source, f"{DRIVER_DIR}/{n}")
+    mounts += placed.values()
     left = tuple(op for op in rest if not isinstance(op, Driver))
     root = any(isinstance(op, faultmounts.FILE_OPS) for op in left)
     spec = replace(spec, ops=left, mounts=tuple(mounts))

@@ -115,7 +115,8 @@ def _linked(entry: Path) -> bool:
 
 
 def remove_wheels(wheels: WheelCache, names: Iterable[str], why: str) -> list[Removed]:
-    out = []
+    """The wheels, said in one line (how many, their bytes)."""
+    count, freed = 0, 0
     for name in sorted(set(names)):
         path = wheels.dir / name
         try:
@@ -123,8 +124,14 @@ def remove_wheels(wheels: WheelCache, names: Iterable[str], why: str) -> list[Re
             path.unlink()
         except OSError:
             continue
-        out.append(Removed(what="wheel", name=name, bytes=size, why=why))
-    return out
+        count, freed = count + 1, freed + size
+    if not count:
+        return []
+    return [
+        Removed(
+            what="wheels", name=f"{count} wheel" + ("s" if count > 1 else ""), bytes=freed, why=why
+        )
+    ]
 
 
 def collect(

@@ -86,7 +86,7 @@ def test_over_budget_frees_wheels_no_later_stack_needs_then_the_oldest_environme
         store, wheels, budget, keep={"held-bbbbbbbbbbbb"}, needed_wheels={"later-1.whl"}
     )
     assert [(r.what, r.name) for r in removed] == [
-        ("wheel", "a-1.whl"),
+        ("wheels", "1 wheel"),
         ("environment", "old-aaaaaaaaaaaa"),
         ("uv's cache", "1 unpacked wheels"),
     ]
