@@ -20,6 +20,7 @@ from harness.model import (
     CudaImage,
     CudaRange,
     CudnnCheck,
+    CudnnLoad,
     CudnnRelease,
     DriverTarget,
     Evidence,
@@ -52,6 +53,7 @@ class Knowledge:
     cudnn_checks: tuple[CudnnCheck, ...]
     images: tuple[CudaImage, ...]
     bases: tuple[BaseOS, ...]
+    cudnn_loads: tuple[CudnnLoad, ...] = ()
 
     def frameworks(self) -> tuple[str, ...]:
         return tuple(sorted({r.framework for r in self.releases}))
@@ -267,6 +269,16 @@ def parse_knowledge(docs: Mapping[str, Doc]) -> Knowledge:
             releases=tuple(releases),
             cudnn_checks=tuple(checks),
             images=tuple(_image(r) for _, r in _rows(images, "images")),
+            cudnn_loads=tuple(
+                CudnnLoad(
+                    cudnn=_s(r, "cudnn"),
+                    frameworks=tuple(str(f) for f in r["frameworks"]),
+                    stage=Stage(_s(r, "stage")),
+                    signature=_s(r, "signature"),
+                    source=_s(r, "source"),
+                )
+                for _, r in _rows(cudnn, "needs_libcuda")
+            ),
             bases=_table(bases, "bases", BaseOS),
         )
     except (KeyError, TypeError, ValueError) as exc:
@@ -522,6 +534,14 @@ def expect(
     else:
         fail = Expectation(outcome=Outcome.FAIL, signature="cudnn_version_mismatch", stage=stage)
         fails.append((fail, reason))
+    if placed == NO_DRIVER and driver.version is None:
+        fails += [
+            (Expectation(outcome=Outcome.FAIL, signature=row.signature, stage=row.stage),
+             Reason(rule="cudnn:needs-libcuda", detail=f"cuDNN {row.cudnn}'s convolution "
+                    "library loads libcuda.so, and no driver is here", source=row.source))
+            for row in kb.cudnn_loads
+            if row.cudnn == major_minor(stack.cudnn) and stack.framework in row.frameworks
+        ]  # fmt: skip
     if placed != NO_DRIVER:
         gate, reason = placed_reason(stack.cuda, placed, kb, cudart)
         if gate is None:

@@ -593,6 +593,18 @@ class CudnnCheck:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CudnnLoad:
+    """A cuDNN release whose convolution library needs the driver's libcuda.so to load: on a
+    machine with no driver at all, a framework that loads it on the CPU fails at `stage`."""
+
+    cudnn: str  # major.minor
+    frameworks: tuple[str, ...]
+    stage: Stage
+    signature: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CudaImage:
     tag: str
     cuda: str

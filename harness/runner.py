@@ -685,6 +685,8 @@ def _run_cell(
         fault = machine_fault(exc)
         if stopping is not None and stopping.is_set():  # what a killed run raises says nothing
             status = Status.INTERRUPTED
+        elif isinstance(exc, HarnessError) and fault is None:  # a clear error: its line
+            error = exc.render()
         elif fault is None:  # a harness bug becomes an errored result, not a lost cell
             error = _trace(exc)
         else:  # the machine's: recorded as interrupted (it runs again), and the run stops

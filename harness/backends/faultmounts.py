@@ -27,10 +27,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.backends.envs import temp_dir
+from harness.errors import HarnessError
 from harness.faults import VENV
 from harness.model import FaultOp, Hide, Mount, Overwrite, Replace, RunSpec, Truncate, op_json
 
 FILE_OPS = (Hide, Truncate, Replace, Overwrite)
+
+
+class FaultNotApplicable(HarnessError):
+    """A file fault whose path this stack does not have: its cell is errored with this line."""
+
+
 FileOp = Hide | Truncate | Replace | Overwrite
 
 
@@ -134,6 +141,14 @@ def _plan(ops: Sequence[FileOp], env: Path) -> list[_Step]:
 
 
 def _make(plan: Sequence[_Step], env: Path, tmp: Path) -> None:
+    for kind, rel, ops in plan:
+        if kind != "copy" and not (env / rel).exists():  # a mount needs a path to cover
+            raise FaultNotApplicable(
+                f"fault '{type(ops[0]).__name__.lower()}': {VENV}/{rel} is not in this stack's "
+                "environment (a file another release of the library has)",
+                help="apply the scenario to the stacks whose libraries it names "
+                "(a profile's scenarios or faults_on)",
+            )
     for i, (kind, rel, ops) in enumerate(plan):
         out = tmp / str(i)
         if kind == "copy":  # the folder as hard links, without what is hidden

@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.backends.envs import MAKING, MARK, EnvStore, tree_bytes
+from harness import proc
+from harness.backends.envs import MAKING, MARK, EnvStore, tree_bytes, uv_tool
 from harness.console import human_bytes
 from harness.lock import WheelCache
 
@@ -84,22 +85,48 @@ def prune_uv(store: EnvStore) -> Removed | None:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return None  # an environment is being made: the next trim prunes
-        return _prune(archive)
+        return _prune(store, archive)
 
 
-def _prune(archive: Path) -> Removed | None:
-    freed, count = 0, 0
+def _prune(store: EnvStore, archive: Path) -> Removed | None:
+    """Through `uv cache clean NAME...`, never by deleting its entries: uv's index points at
+    them, and an entry removed under it breaks the next install ("failed to read directory
+    .../archive-v0/..."). The packages cleaned are those none of whose unpacked versions an
+    environment links to (a package another environment links stays, bytes and all)."""
+    unlinked: dict[str, int] = {}
+    linked: set[str] = set()
     for entry in archive.iterdir():
-        if entry.is_dir() and not _linked(entry):
-            freed += tree_bytes(entry)
-            shutil.rmtree(entry, ignore_errors=True)
-            count += 1
-    if not count:
+        name = _package(entry)
+        if name is None:
+            continue
+        if _linked(entry):
+            linked.add(name)
+        else:
+            unlinked[name] = unlinked.get(name, 0) + tree_bytes(entry)
+    names = sorted(set(unlinked) - linked)
+    if not names:
         return None
+    uv, _ = uv_tool()
+    env = {**os.environ, "UV_CACHE_DIR": str(store.uv_cache), "UV_NO_PROGRESS": "1"}
+    done = proc.run([str(uv), "cache", "clean", *names], timeout=600, env=env)
+    if done.returncode != 0:
+        return None  # uv said why on its stderr; the next trim tries again
+    freed = sum(unlinked[n] for n in names)
     return Removed(
-        what="uv's cache", name=f"{count} unpacked wheels", bytes=freed,
-        why="no environment links to them",
+        what="uv's cache", name=f"{len(names)} packages unpacked", bytes=freed,
+        why="no environment links to them (uv cache clean)",
     )  # fmt: skip
+
+
+def _package(entry: Path) -> str | None:
+    """The distribution an unpacked wheel of uv's cache holds (its .dist-info folder's name)."""
+    try:
+        for p in entry.iterdir():
+            if p.name.endswith(".dist-info"):
+                return p.name.removesuffix(".dist-info").rsplit("-", 1)[0]
+    except OSError:
+        return None
+    return None
 
 
 def _linked(entry: Path) -> bool:

@@ -1,52 +1,84 @@
-"""What the harness keeps and how `harness gc` and a disk budget trim it (real folders, no
-engine)."""
+"""What the harness keeps and how `harness gc` and a disk budget trim it (real folders, the
+real uv and its cache, no engine)."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from harness.backends import keep
-from harness.backends.envs import MARK, EnvStore
+from harness.backends.envs import MARK, EnvStore, uv_tool
 from harness.cli import main, parse_size
 from harness.errors import ConfigError
 from harness.lock import WheelCache
 
 
-def env(
-    store: EnvStore, name: str, *, lock: str = "", linked: bytes = b"", own: bytes = b""
-) -> Path:
-    """An environment whose file `lib.so` is linked from a uv cache entry (as uv makes it)."""
+def wheel(folder: Path, name: str, payload: bytes) -> None:
+    """A real wheel of one data file, `name`-1.0 (uv installs it from a local folder)."""
+    dist = f"{name}-1.0.dist-info"
+    files = {
+        f"{name}/lib.so": payload,
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode(),
+        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        b"Tag: py3-none-any\n",
+    }
+    record = "".join(f"{n},,\n" for n in files) + f"{dist}/RECORD,,\n"
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(folder / f"{name}-1.0-py3-none-any.whl", "w") as z:
+        for n, data in {**files, f"{dist}/RECORD": record.encode()}.items():
+            z.writestr(n, data)
+
+
+def env(store: EnvStore, name: str, *, linked: bytes = b"", own: bytes = b"") -> Path:
+    """An environment whose package is installed by the real uv, hard-linked from its cache."""
     path = store.envs / name
     path.mkdir(parents=True)
-    (path / MARK).write_text(f'{{"lock": "{lock or name.rpartition("-")[0]}"}}')
+    (path / MARK).write_text(f'{{"lock": "{name.rpartition("-")[0]}"}}')
     if linked:
-        entry = store.uv_cache / "archive-v0" / name
-        entry.mkdir(parents=True)
-        (entry / "lib.so").write_bytes(linked)
-        os.link(entry / "lib.so", path / "lib.so")
+        pkg = "p_" + name.rpartition("-")[2]
+        wheel(store.root / "wheels", pkg, linked)
+        uv, _ = uv_tool()
+        done = subprocess.run(
+            [str(uv), "pip", "install", "--quiet", "--offline", "--no-index", "--find-links",
+             str(store.root / "wheels"), "--link-mode", "hardlink", "--python", sys.executable,
+             "--target", str(path), pkg],
+            env={**os.environ, "UV_CACHE_DIR": str(store.uv_cache)}, capture_output=True,
+            text=True, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
     if own:
         (path / "own.pyc").write_bytes(own)
     return path
+
+
+def archived(store: EnvStore) -> list[str]:
+    """The packages uv's cache holds unpacked."""
+    folder = store.uv_cache / "archive-v0"
+    return sorted(keep._package(p) or "" for p in folder.iterdir()) if folder.is_dir() else []
 
 
 def test_gc_removes_environments_no_stack_has_and_what_only_they_linked(tmp_path: Path) -> None:
     store = EnvStore(tmp_path)
     env(store, "torch-2.15.0_x-aaaaaaaaaaaa", linked=b"t" * 50_000)
     env(store, "torch-2.15.0_x-bbbbbbbbbbbb", linked=b"o" * 50_000, own=b"p" * 10_000)
+    assert archived(store) == ["p_aaaaaaaaaaaa", "p_bbbbbbbbbbbb"]
     removed = keep.collect(store, wanted={"torch-2.15.0_x-aaaaaaaaaaaa"})
     assert [(r.what, r.name) for r in removed] == [
         ("environment", "torch-2.15.0_x-bbbbbbbbbbbb"),
-        ("uv's cache", "1 unpacked wheels"),
+        ("uv's cache", "1 packages unpacked"),
     ]
     assert 10_000 <= removed[0].bytes < 50_000  # its own files: the rest was uv's
     assert [n for n, _ in store.listed()] == ["torch-2.15.0_x-aaaaaaaaaaaa"]
-    assert sorted(p.name for p in (store.uv_cache / "archive-v0").iterdir()) == [
-        "torch-2.15.0_x-aaaaaaaaaaaa"
-    ]
+    assert archived(store) == ["p_aaaaaaaaaaaa"]
+    # uv's index is whole: the package it no longer has installs again
+    env(store, "torch-2.15.0_x-bbbbbbbbbbbb", linked=b"o" * 50_000)
+    assert archived(store) == ["p_aaaaaaaaaaaa", "p_bbbbbbbbbbbb"]
 
 
 def test_gc_stack_removes_that_stacks_environments_and_keeps_uvs_cache(tmp_path: Path) -> None:
@@ -65,7 +97,7 @@ def test_gc_stack_removes_that_stacks_environments_and_keeps_uvs_cache(tmp_path:
     assert gone == ["stackmatrix/stack:torch-2.15.0_x-123456789abc"]
     assert [n for n, _ in store.listed()] == ["tensorflow-2.21.0_y-cccccccccccc"]
     # the next build of that stack links from uv's cache again: its entry stays
-    assert (store.uv_cache / "archive-v0" / "torch-2.15.0_x-aaaaaaaaaaaa" / "lib.so").exists()
+    assert archived(store) == ["p_aaaaaaaaaaaa", "p_cccccccccccc"]
 
 
 def test_over_budget_frees_wheels_no_later_stack_needs_then_the_oldest_environment(
@@ -88,7 +120,7 @@ def test_over_budget_frees_wheels_no_later_stack_needs_then_the_oldest_environme
     assert [(r.what, r.name) for r in removed] == [
         ("wheels", "1 wheel"),
         ("environment", "old-aaaaaaaaaaaa"),
-        ("uv's cache", "1 unpacked wheels"),
+        ("uv's cache", "1 packages unpacked"),
     ]
     assert (wheels.dir / "later-1.whl").exists()
     assert sorted(n for n, _ in store.listed()) == ["held-bbbbbbbbbbbb", "new-cccccccccccc"]
@@ -131,14 +163,13 @@ def test_gc_with_a_bad_budget_exits_2_before_touching_anything(
 def test_nothing_of_uvs_cache_is_pruned_while_an_environment_is_being_made(tmp_path: Path) -> None:
     """What uv unpacked for an environment in the making is not linked yet: it is not unused."""
     store = EnvStore(tmp_path)
-    entry = store.uv_cache / "archive-v0" / "fresh"
-    entry.mkdir(parents=True)
-    (entry / "lib.so").write_bytes(b"x" * 1000)
+    made = env(store, "a-aaaaaaaaaaaa", linked=b"x" * 1000)
+    store.remove(made.name)
     with store.making():
         assert keep.prune_uv(store) is None
-        assert entry.exists()
+        assert archived(store) == ["p_aaaaaaaaaaaa"]
     pruned = keep.prune_uv(store)
-    assert pruned is not None and not entry.exists()
+    assert pruned is not None and archived(store) == []
 
 
 def test_beside_a_download_no_wheel_is_evicted(tmp_path: Path) -> None:
