@@ -91,19 +91,15 @@ def prune_uv(store: EnvStore) -> Removed | None:
 def _prune(store: EnvStore, archive: Path) -> Removed | None:
     """Through `uv cache clean NAME...`, never by deleting its entries: uv's index points at
     them, and an entry removed under it breaks the next install ("failed to read directory
-    .../archive-v0/..."). The packages cleaned are those none of whose unpacked versions an
-    environment links to (a package another environment links stays, bytes and all)."""
+    .../archive-v0/..."). The packages cleaned are those with an unpacked version no
+    environment links to (uv cleans a package by name, every version: what environments link
+    stays on disk through them)."""
     unlinked: dict[str, int] = {}
-    linked: set[str] = set()
     for entry in archive.iterdir():
         name = _package(entry)
-        if name is None:
-            continue
-        if _linked(entry):
-            linked.add(name)
-        else:
+        if name is not None and not _linked(entry):
             unlinked[name] = unlinked.get(name, 0) + tree_bytes(entry)
-    names = sorted(set(unlinked) - linked)
+    names = sorted(unlinked)
     if not names:
         return None
     uv, _ = uv_tool()
