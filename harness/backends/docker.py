@@ -189,7 +189,7 @@ def layout(spec: RunSpec, image: str, env: Path | None, faults: Path, ref: str) 
     for op in rest:
         if isinstance(op, Driver):  # as nvidia-container-cli: each library and its links
             for name, link in op.links:
-                source = Path(spec_mount(spec, DRIVER_MOUNT)) / name
+                source = faultmounts.host_path(spec, DRIVER_MOUNT) / name
                 for n in (name, link):
                     placed[f"{DRIVER_DIR}/{n}"] = Mount(source, f"{DRIVER_DIR}/{n}")
     mounts += placed.values()
@@ -197,14 +197,6 @@ def layout(spec: RunSpec, image: str, env: Path | None, faults: Path, ref: str) 
     root = any(isinstance(op, faultmounts.FILE_OPS) for op in left)
     spec = replace(spec, ops=left, mounts=tuple(mounts))
     return Layout(image=image, spec=spec, root=root, on_env=True)
-
-
-def spec_mount(spec: RunSpec, target: str) -> Path:
-    """The host folder the spec mounts at `target`."""
-    for m in spec.mounts:
-        if m.target == target:
-            return Path(m.source)
-    raise ValueError(f"the run mounts nothing at {target}")
 
 
 def hardening(lay: Layout) -> dict[str, Any]:

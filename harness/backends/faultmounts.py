@@ -50,12 +50,13 @@ def inside(path: str) -> str | None:
     return None
 
 
-def _host_source(spec: RunSpec, op: Replace) -> Path:
-    target = spec.source(op.source)
+def host_path(spec: RunSpec, target: str) -> Path:
+    """The host path the spec mounts at container path `target` (spec_for mounts every source
+    an operation names, and a placed driver's folder)."""
     for m in spec.mounts:
         if m.target == target:
             return Path(m.source)
-    raise ValueError(f"no mount for {target}")  # spec_for mounts every source
+    raise ValueError(f"the run mounts nothing at {target}")
 
 
 def _outermost(dirs: Sequence[str]) -> list[str]:
@@ -111,7 +112,9 @@ def mounts(spec: RunSpec, env: Path, store: Path, ref: str) -> list[Mount]:
     out = []
     for i, (_kind, rel, carried) in enumerate(plan):
         op = carried[0]
-        source = _host_source(spec, op) if isinstance(op, Replace) else folder / str(i)
+        source = (
+            host_path(spec, spec.source(op.source)) if isinstance(op, Replace) else folder / str(i)
+        )
         out.append(Mount(source, f"{VENV}/{rel}" if rel else VENV))
     return out
 
