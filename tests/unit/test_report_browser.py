@@ -128,7 +128,7 @@ def test_the_page_filters_shows_a_cell_and_keeps_state(browser: Any, smoke: Path
     assert cell in text and "not observable here" in text
     assert "because" in text and "reproduce" in text
     assert f"nox -s reproduce -- {cell}" in text
-    assert "stackmatrix/stack:torch-2.15.0" in text  # the image
+    assert "stackmatrix/env:torch-2.15.0" in text  # the environment it ran on
     assert page.evaluate("document.documentElement.scrollWidth") <= PAGE_WIDTH
 
     # The state lives in the URL: a fresh page from it shows the same filter and cell.
