@@ -24,7 +24,14 @@ def journal(folder: Path, n: int) -> Path:
     folder.mkdir(parents=True)
     with (folder / "journal.jsonl").open("w") as f:
         for i in range(n):
-            rec = {**first, "cell": f"{slug}/fault-{i}", "key": f"{i:024x}"}
+            # the cell id and its scenario agree (a record whose id names another scenario
+            # than its own is no result: the report would have nothing to write)
+            rec = {
+                **first,
+                "cell": f"{slug}/fault-{i}",
+                "scenario": f"fault-{i}",
+                "key": f"{i:024x}",
+            }
             f.write(json.dumps(rec, sort_keys=True) + "\n")
     return folder
 
