@@ -44,6 +44,20 @@ _PHASE = re.compile(r"(\w+) (\d+) s")
 _CELL = re.compile(r"^\[run \d+/\d+\] \S+: \w+.* \((?P<s>[\d.]+) s\)")
 
 
+def cold() -> Path:
+    """Every stackmatrix/* image removed and the cache ($STACKMATRIX_CACHE) emptied: the cache."""
+    refs = subprocess.run(
+        ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    for ref in refs:
+        if ref.startswith("stackmatrix/"):
+            subprocess.run(["docker", "rmi", "-f", ref], check=True, capture_output=True)
+    cache = Path(os.environ.get("STACKMATRIX_CACHE", Path.home() / ".cache/stackmatrix"))
+    shutil.rmtree(cache, ignore_errors=True)
+    return cache
+
+
 def readme_command(readme: Path) -> str:
     """The first command of the first fenced `sh` block under README's "## The two commands"."""
     text = readme.read_text(encoding="utf-8").split("## The two commands", 1)[1]
@@ -129,15 +143,7 @@ def main() -> None:
     else:
         if not a.yes:
             sys.exit("destructive (removes stackmatrix images and the wheel cache): pass --yes")
-        refs = subprocess.run(
-            ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}"],
-            capture_output=True, text=True, check=True,
-        ).stdout.split()  # fmt: skip
-        for ref in refs:
-            if ref.startswith("stackmatrix/"):
-                subprocess.run(["docker", "rmi", "-f", ref], check=True, capture_output=True)
-        cache = Path(os.environ.get("STACKMATRIX_CACHE", Path.home() / ".cache/stackmatrix"))
-        shutil.rmtree(cache, ignore_errors=True)
+        cold()
         if a.no_mmdebstrap:
             subprocess.run(["apt-get", "remove", "-y", "-qq", "mmdebstrap"], check=True)
         with tempfile.TemporaryDirectory(prefix="stackmatrix-cold-") as tmp:

@@ -17,12 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+
+from cold_smoke import cold
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "bench/results/releases-run.json"
@@ -44,14 +45,7 @@ def main() -> int:
         sys.exit("runs the whole releases profile (an hour, tens of GB): pass --yes")
     cache = Path(os.environ.get("STACKMATRIX_CACHE", Path.home() / ".cache/stackmatrix"))
     if a.cold:
-        refs = subprocess.run(
-            ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}"],
-            capture_output=True, text=True, check=True,
-        ).stdout.split()  # fmt: skip
-        for ref in refs:
-            if ref.startswith("stackmatrix/"):
-                subprocess.run(["docker", "rmi", "-f", ref], check=True, capture_output=True)
-        shutil.rmtree(cache, ignore_errors=True)
+        cold()  # cold_smoke's: every stackmatrix image removed, the cache emptied
     cache.mkdir(parents=True, exist_ok=True)
     start = used(cache)
     peak = [start]

@@ -393,8 +393,11 @@ class DockerBackend:
         self._trim(needed)
 
     def close(self) -> None:
-        """Stop downloads still running (an interrupted or finished run)."""
+        """Stop downloads still running (an interrupted or finished run), and hold no
+        environment any more (`gc` may then remove them)."""
         self.builder.close()
+        if self.envs is not None:
+            self.envs.release_all()
 
     def halt(self) -> None:
         """Kill every container this process has open and start no other (a run of several
