@@ -120,7 +120,7 @@ def build_parser(run: Mapping[str, Command]) -> argparse.ArgumentParser:
         metavar="SIZE",
         help="keep the cache (wheels, environments, uv's cache) within SIZE (e.g. 40GB): once a "
         "stack's cells are journaled, what no stack still to run needs is evicted, each "
-        "removal said in one line",
+        "removal said in one line (default: the profile's disk_budget in matrix.yaml, if any)",
     )
     x = command(
         "reproduce",

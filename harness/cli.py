@@ -13,7 +13,6 @@ import functools
 import hashlib
 import json
 import os
-import re
 import signal
 import sys
 import tempfile
@@ -37,6 +36,7 @@ from harness.diagnose import EXIT, checked_chunks, diagnosis, render_text, repro
 from harness.drivers import DRIVER_LOCKS_TEXT, DriverLock
 from harness.errors import ConfigError, HarnessError, MachineFault, choice_help
 from harness.fs import atomic_write, fault_from, writable_dir
+from harness.ids import SIZE_HELP, size_bytes
 from harness.journal import JOURNAL, finished
 from harness.loader import read_yaml
 from harness.lock import WheelCache, cache_root, read_lock
@@ -63,6 +63,7 @@ class Loaded:
     scenarios: dict[str, Scenario]
     catalog: Catalog
     drivers: DriverLock | None = None  # the driver lock: what runs can place
+    disk_budget: int | None = None  # the profile's, for `run` without --disk-budget
 
 
 def load(
@@ -86,8 +87,9 @@ def load(
         matrix, profile.name, kb, scenarios, driver, placeable=placeable, installed=installed
     )
     return Loaded(
-        plan=plan, kb=kb, root=path.parent, scenarios=scenarios, catalog=catalog, drivers=drivers
-    )
+        plan=plan, kb=kb, root=path.parent, scenarios=scenarios, catalog=catalog, drivers=drivers,
+        disk_budget=profile.disk_budget,
+    )  # fmt: skip
 
 
 def shipped_matrix() -> Path:
@@ -320,6 +322,12 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 help="drop --disk-budget, or run with --backend docker",
             )
         backend.budget = budget  # type: ignore[attr-defined]
+    elif loaded.disk_budget is not None and args.backend == "docker" and not args.dry_run:
+        backend.budget = loaded.disk_budget  # type: ignore[attr-defined]
+        console.line(
+            f"disk budget {human_bytes(loaded.disk_budget)}: the profile's "
+            f"({plan.profile}'s disk_budget in matrix.yaml; --disk-budget SIZE sets another)"
+        )
     if args.dry_run:
         done = {} if args.rerun else finished(Path(args.results))
         items = work(plan, loaded.scenarios, backend.identity, done, catalog=loaded.catalog.digest)
@@ -583,20 +591,14 @@ def cmd_drivers(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
-SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(i?)B?", re.IGNORECASE)
-
-
 def parse_size(text: str, option: str, argv: Sequence[str]) -> int:
     """'40GB', '40G', '500MiB', '1000000' -> bytes (K, M, G, T: powers of 1000; with i: 1024)."""
-    m = SIZE.fullmatch(text.strip())
-    if m is None:
+    size = size_bytes(text)
+    if size is None:
         raise ConfigError(
-            f"{option} {text!r}: not a size",
-            where=argv_where(argv, option),
-            help="give a number of bytes, or one with a unit: 500MB, 40GB, 40GiB",
+            f"{option} {text!r}: not a size", where=argv_where(argv, option), help=SIZE_HELP
         )
-    power = "KMGT".find(m.group(2).upper()) + 1 if m.group(2) else 0
-    return int(float(m.group(1)) * (1024 if m.group(3) else 1000) ** power)
+    return size
 
 
 def cmd_gc(args: argparse.Namespace, argv: Sequence[str]) -> int:

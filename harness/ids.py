@@ -32,3 +32,18 @@ def is_id(text: object) -> bool:
 def count(text: str) -> int | None:
     """An ASCII decimal count below a billion, else None (never int('١٢'), never 10**30)."""
     return int(text) if COUNT.fullmatch(text) else None
+
+
+# a size as --disk-budget and a profile's disk_budget take it: 40GB, 40G, 40GiB, 500MB, 123
+SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?) *([KMGT]?)(i?)B?", re.IGNORECASE)
+SIZE_HELP = "give a number of bytes, or one with a unit: 500MB, 40GB, 40GiB"
+
+
+def size_bytes(text: str) -> int | None:
+    """'40GB', '40G', '500MiB', '1000000' -> bytes (K, M, G, T: powers of 1000; with i: 1024);
+    None: not a size."""
+    m = SIZE.fullmatch(text.strip())
+    if m is None:
+        return None
+    power = "KMGT".find(m.group(2).upper()) + 1 if m.group(2) else 0
+    return int(float(m.group(1)) * (1024 if m.group(3) else 1000) ** power)

@@ -17,6 +17,7 @@ from harness import compat, faults
 from harness.compat import Knowledge
 from harness.drivers import DRIVER_HELP, DRIVER_LOCKS_TEXT, driver_version, is_driver_version
 from harness.errors import ConfigError, HarnessError, choice_help
+from harness.ids import SIZE_HELP, size_bytes
 from harness.loader import Doc
 from harness.model import (
     NO_DRIVER,
@@ -69,6 +70,7 @@ class Profile:
     drop_incompatible: bool
     scenarios: tuple[str, ...] | None
     default_variants: bool = False
+    disk_budget: int | None = None  # bytes: `run`'s --disk-budget when none is given
     # (slug globs, scenarios): fault scenarios run only on the stacks a glob matches
     faults_on: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     driver_scenarios: tuple[str, ...]
@@ -150,6 +152,7 @@ def _profile(doc: Doc, name: str, data: Mapping[str, Any]) -> Profile:
         drop_incompatible=bool(data.get("drop_incompatible", False)),
         scenarios=tuple(scen) if scen is not None else None,
         default_variants=bool(data.get("default_variants", False)),
+        disk_budget=_budget(doc, path, data.get("disk_budget")),
         faults_on=(
             tuple(data.get("faults_on", {}).get("stacks", ())),
             tuple(data.get("faults_on", {}).get("scenarios", ())),
@@ -162,6 +165,19 @@ def _profile(doc: Doc, name: str, data: Mapping[str, Any]) -> Profile:
         include=include,
         where=doc.where(path, key=True),
     )
+
+
+def _budget(doc: Doc, path: tuple[str | int, ...], text: str | None) -> int | None:
+    if text is None:
+        return None
+    size = size_bytes(text)
+    if size is None:
+        raise ConfigError(
+            f"profile disk_budget {text!r}: not a size",
+            where=doc.where((*path, "disk_budget")),
+            help=SIZE_HELP,
+        )
+    return size
 
 
 def parse_matrix(doc: Doc) -> Matrix:

@@ -519,6 +519,7 @@ def _run_together(
             _say_left(loop, tally, every)
             if not todo:
                 continue
+            cells.room(getattr(loop.backend, "ahead", None))
             target = _prepared(loop, tally, stack, todo, cells.stopping)
             left -= 1
             cells.check()  # a machine fault in a cell stops the run
@@ -548,7 +549,8 @@ class _Cells:
         self.stopping = Event()  # set: no cell starts, and one that ends is `interrupted`
         self.threads: list[tuple[Thread, Event]] = []  # each with its end, set as it returns
         self._failure: list[BaseException] = []
-        self._left: dict[str, int] = {}  # a prepared stack's ref -> its cells not landed yet
+        self._left: dict[Stack, int] = {}  # a prepared stack -> its cells not landed yet
+        self._freed = Event()  # set as a cell lands (`room` waits on it)
 
     def expect(self, target: Target, count: int) -> None:
         """`count` cells of this target are queued: once they have landed, the backend is told
@@ -557,14 +559,31 @@ class _Cells:
             _done(self.loop.backend, target)
             return
         with self.loop.serial:
-            self._left[target.ref] = count
+            self._left[target.stack] = count
 
     def _landed(self, target: Target) -> None:
         with self.loop.serial:
-            self._left[target.ref] -= 1
-            last = self._left[target.ref] == 0
+            self._left[target.stack] -= 1
+            last = self._left[target.stack] == 0
+            if last:
+                del self._left[target.stack]
         if last:
             _done(self.loop.backend, target)
+        self._freed.set()
+
+    def room(self, ahead: int | None) -> None:
+        """Wait until fewer than `ahead` prepared stacks have cells still to land (None: no
+        bound), or the run stops. A backend that keeps each prepared stack on disk until its
+        cells are done (Docker's environments under a disk budget) bounds it so: preparing
+        every stack as fast as it can held five environments at once in the releases run."""
+        if ahead is None:
+            return
+        while not self.stopping.is_set():
+            with self.loop.serial:
+                if len(self._left) < ahead:
+                    return
+                self._freed.clear()
+            self._freed.wait(WAKE)
 
     def grow(self, workers: int) -> None:
         """Start threads until `workers` take cells."""

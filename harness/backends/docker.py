@@ -61,6 +61,7 @@ SETUP_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "SETUID", "SETGID", "SETPCAP"]
 # supplementary group either).
 DROP = "setpriv --reuid=1000 --regid=1000 --clear-groups --inh-caps=-all --bounding-set=-all --"
 WORKLOAD_USER = "1000:1000"
+HELD = 2  # with a disk budget, prepared stacks whose cells are still to land, at most
 AHEAD = 2  # with a disk budget, stacks whose wheels are downloaded ahead of their prepare
 HOME = "/home/stack"
 # What a stack image's config sets (images/_metadata.j2), set for a run on an environment.
@@ -343,6 +344,12 @@ class DockerBackend:
             seconds=seconds, downloaded=downloaded, size=made.size, image=base.ref,
             env=str(made.path),
         )  # fmt: skip
+
+    @property
+    def ahead(self) -> int | None:
+        """With a disk budget, how many prepared stacks may wait on their cells before the
+        next is prepared (the runner waits for room): one whose cells run, one ready."""
+        return HELD if self.budget is not None and self.envs is not None else None
 
     def check_space(self, stacks: Sequence[Stack]) -> None:
         """Room for every image of `stacks` still to be built, before the first build."""

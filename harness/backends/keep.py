@@ -209,8 +209,10 @@ def over_budget(
     needed_wheels: set[str] | None,
 ) -> list[Removed]:
     """Evict until the cache is within `budget` bytes: wheels no stack still to make needs
-    (`needed_wheels` None: no wheel, as beside a download in flight), then the least recently
-    used environments not in `keep`, each followed by the uv cache entries it alone linked to."""
+    (`needed_wheels` None: no wheel, as beside a download in flight), then uv's cache entries
+    that environments removed earlier left unlinked (a trim beside an environment in the making
+    could not prune them), then the least recently used environments not in `keep`, each
+    followed by the uv cache entries it alone linked to."""
     out: list[Removed] = []
 
     def total() -> int:
@@ -222,6 +224,9 @@ def over_budget(
         spare = [w for w in _wheel_files(wheels) if w not in needed_wheels]
         why = "the cache is over its budget; no stack still to make needs it"
         out += remove_wheels(wheels, spare, why)
+    if total() > budget:
+        pruned = prune_uv(store)
+        out += [pruned] if pruned else []
     by_age = sorted(store.listed(), key=lambda e: _used(e[1]))
     for name, _ in by_age:
         if total() <= budget:

@@ -180,3 +180,22 @@ def test_beside_a_download_no_wheel_is_evicted(tmp_path: Path) -> None:
     removed = keep.over_budget(store, wheels, 1, keep=set(), needed_wheels=None)
     assert [r.what for r in removed] == ["environment", "uv's cache"]
     assert (wheels.dir / "a-1.whl").exists()
+
+
+def test_what_a_trim_beside_a_make_left_unlinked_is_pruned_by_the_next_trim(
+    tmp_path: Path,
+) -> None:
+    """The releases run's uv cache grew to 18.6 GB before one prune: each environment was
+    removed while the next was being made, and a later trim that removed no environment never
+    pruned. A trim prunes what nothing links to even when every environment is kept."""
+    store = EnvStore(tmp_path)
+    wheels = WheelCache(tmp_path)
+    env(store, "done-aaaaaaaaaaaa", linked=b"d" * 200_000)
+    env(store, "held-bbbbbbbbbbbb", linked=b"h" * 200_000)
+    with store.making():
+        removed = keep.over_budget(store, wheels, 1, keep={"held-bbbbbbbbbbbb"}, needed_wheels=None)
+    assert [r.what for r in removed] == ["environment"]
+    assert archived(store) == ["p_aaaaaaaaaaaa", "p_bbbbbbbbbbbb"]
+    removed = keep.over_budget(store, wheels, 1, keep={"held-bbbbbbbbbbbb"}, needed_wheels=None)
+    assert [(r.what, r.name) for r in removed] == [("uv's cache", "1 packages unpacked")]
+    assert archived(store) == ["p_bbbbbbbbbbbb"]

@@ -155,6 +155,40 @@ def test_the_next_prepare_overlaps_the_cells_of_the_stack_before(tmp_path: Path)
     assert [r.status for r in out] == [Status.PASSED] * 4
 
 
+class Bounded(Watched):
+    """A backend that keeps each prepared stack until its cells are done (as Docker's
+    environments under a disk budget): the runner prepares the next only when fewer than
+    `ahead` prepared stacks have cells still to land."""
+
+    def __init__(self, ahead: int, **kw: object):
+        super().__init__({"a": OK, "b": OK, "c": OK}, on_prepare=self._pending, **kw)  # type: ignore[arg-type]
+        self.ahead = ahead
+        self.finished: list[Stack] = []
+        self.pending: list[int] = []  # at each prepare: stacks prepared, their cells not done
+
+    def _pending(self, stack: Stack) -> None:
+        with self.lock:
+            self.pending.append(len(self.prepared) - len(self.finished))
+
+    def done(self, target: Target) -> None:
+        with self.lock:
+            self.finished.append(target.stack)
+
+
+@pytest.mark.parametrize("ahead", [1, 2])
+def test_a_backend_that_keeps_prepared_stacks_bounds_how_far_prepares_run_ahead(
+    tmp_path: Path, ahead: int
+) -> None:
+    """Each stack's three cells take three times its prepare: unbounded, the third prepare
+    would find two stacks waiting on their cells."""
+    backend = Bounded(ahead)
+    loop, _ = make_loop(backend, tmp_path / "results", tmp_path, jobs=2)
+    out, _ = run_plan(plan(*cells_of(*STACKS)), loop)
+    assert [r.status for r in out] == [Status.PASSED] * 9
+    assert backend.prepared == list(STACKS) and backend.finished == list(STACKS)
+    assert max(backend.pending) == ahead - 1
+
+
 def test_a_stack_that_cannot_be_prepared_errors_only_its_cells(tmp_path: Path) -> None:
     cells = cells_of(*STACKS)
     backend = Watched({"a": OK, "b": OK, "c": OK}, broken=frozenset({TF_STACK}))

@@ -4,11 +4,14 @@ cu12 -> R525, cu13 -> R580); and the cuda flavour's NVIDIA_REQUIRE_CUDA knowledg
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.backends.driverstore import read_driver_locks
 from harness.cli import installed_cudart
 from harness.compat import parse_knowledge, read_knowledge_docs, toolkit_reason
+from harness.errors import ConfigError
 from harness.loader import read_yaml
 from harness.matrix import expand, parse_matrix
 from harness.model import NO_DRIVER, DriverTarget, Outcome, Plan, Stack
@@ -152,3 +155,22 @@ def test_every_cuda_tag_a_profile_uses_has_its_requirement_and_cudnn(profile: st
         if not image.cudnn:
             missing.add(image.tag)
     assert missing <= CUDNN_UNKNOWN
+
+
+def test_the_profile_carries_its_disk_budget() -> None:
+    """`nox -s matrix -- --profile releases` alone must fit the disk: the profile says its
+    budget (20 GB), which `run` takes when --disk-budget is not given."""
+    assert MATRIX.profile("releases").disk_budget == 20 * 10**9
+    assert MATRIX.profile("smoke").disk_budget is None
+
+
+def test_a_profile_disk_budget_that_is_not_a_size_is_an_error_at_its_line(tmp_path: Path) -> None:
+    text = (ROOT / "matrix.yaml").read_text(encoding="utf-8")
+    bad = text.replace("disk_budget: 20GB", "disk_budget: lots")
+    assert bad != text
+    line = next(i for i, ln in enumerate(bad.splitlines(), 1) if "disk_budget: lots" in ln)
+    (tmp_path / "matrix.yaml").write_text(bad, encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        parse_matrix(read_yaml(tmp_path / "matrix.yaml", display="matrix.yaml"))
+    assert "disk_budget 'lots': not a size" in err.value.message
+    assert str(err.value.where).startswith(f"matrix.yaml:{line}:")
