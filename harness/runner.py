@@ -565,11 +565,14 @@ class _Cells:
         with self.loop.serial:
             self._left[target.stack] -= 1
             last = self._left[target.stack] == 0
-            if last:
+        if not last:
+            return
+        try:
+            _done(self.loop.backend, target)  # the backend's trim ends before the next prepare
+        finally:
+            with self.loop.serial:
                 del self._left[target.stack]
-        if last:
-            _done(self.loop.backend, target)
-        self._freed.set()
+            self._freed.set()
 
     def room(self, ahead: int | None) -> None:
         """Wait until fewer than `ahead` prepared stacks have cells still to land (None: no

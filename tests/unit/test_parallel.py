@@ -165,14 +165,20 @@ class Bounded(Watched):
         self.ahead = ahead
         self.finished: list[Stack] = []
         self.pending: list[int] = []  # at each prepare: stacks prepared, their cells not done
+        self.trimming = threading.Event()  # set while `done` runs (Docker's trims the cache)
+        self.beside_a_trim = 0  # prepares that began while a `done` ran
 
     def _pending(self, stack: Stack) -> None:
         with self.lock:
             self.pending.append(len(self.prepared) - len(self.finished))
+            self.beside_a_trim += self.trimming.is_set()
 
     def done(self, target: Target) -> None:
+        self.trimming.set()
+        time.sleep(0.3)  # longer than the runner's look (WAKE)
         with self.lock:
             self.finished.append(target.stack)
+        self.trimming.clear()
 
 
 @pytest.mark.parametrize("ahead", [1, 2])
@@ -180,13 +186,15 @@ def test_a_backend_that_keeps_prepared_stacks_bounds_how_far_prepares_run_ahead(
     tmp_path: Path, ahead: int
 ) -> None:
     """Each stack's three cells take three times its prepare: unbounded, the third prepare
-    would find two stacks waiting on their cells."""
+    would find two stacks waiting on their cells. And a prepare waits for the `done` (the
+    trim) of the stack that made room, so that the trim's prune is not skipped beside a make."""
     backend = Bounded(ahead)
     loop, _ = make_loop(backend, tmp_path / "results", tmp_path, jobs=2)
     out, _ = run_plan(plan(*cells_of(*STACKS)), loop)
     assert [r.status for r in out] == [Status.PASSED] * 9
     assert backend.prepared == list(STACKS) and backend.finished == list(STACKS)
     assert max(backend.pending) == ahead - 1
+    assert backend.beside_a_trim == 0, "the stack whose cells landed is trimmed first"
 
 
 def test_a_stack_that_cannot_be_prepared_errors_only_its_cells(tmp_path: Path) -> None:
