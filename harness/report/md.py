@@ -298,15 +298,15 @@ def _faults_section(framework: str, sub: pd.DataFrame) -> list[str]:
         )
     }
     out = [f"## {md(framework)}", ""]
-    for scenario, rows in sub.groupby("scenario", sort=True):
-        out += [f"### {md(str(scenario))}", "", table_row(["result", "expected", "stacks"])]
+    scenarios = _by_scenario(sub)
+    for scenario in sorted(scenarios):
+        verdicts, because = scenarios[scenario]
+        out += [f"### {md(scenario)}", "", table_row(["result", "expected", "stacks"])]
         out.append(table_row(["---"] * 3))
-        keys = ["klass", "level", "verdict", "expected"]
-        for (klass, level, verdict, expected), group in rows.groupby(keys, sort=False):
-            stacks = ", ".join(labels[s] for s in group["stack"].tolist())
-            out.append(table_row([verdict_cell(klass, level, verdict), md(expected), stacks]))
-        because = sorted({b for b in rows["because"].tolist() if b})
-        out += ["", *(f"- because: {md(b, False)}" for b in because), ""]
+        for (klass, level, verdict, expected), stacks in verdicts.items():
+            names = ", ".join(labels[s] for s in stacks)
+            out.append(table_row([verdict_cell(klass, level, verdict), md(expected), names]))
+        out += ["", *(f"- because: {md(b, False)}" for b in sorted(because)), ""]
     out += [
         f"<details><summary>reproduce a {md(framework)} cell</summary>",
         "",
@@ -315,6 +315,25 @@ def _faults_section(framework: str, sub: pd.DataFrame) -> list[str]:
         "</details>",
         "",
     ]
+    return out
+
+
+Verdicts = dict[tuple[str, str, str, str], list[str]]
+
+
+def _by_scenario(sub: pd.DataFrame) -> dict[str, tuple[Verdicts, set[str]]]:
+    """scenario -> its stacks by (class, level, verdict, expected), in row order, and its
+    reasons; one pass over the rows (a pandas group per scenario and verdict took 14 s for
+    25,000 cells)."""
+    names = ("scenario", "klass", "level", "verdict", "expected", "stack", "because")
+    out: dict[str, tuple[Verdicts, set[str]]] = {}
+    for scenario, klass, level, verdict, expected, stack, because in zip(
+        *(sub[c].tolist() for c in names), strict=True
+    ):
+        groups, reasons = out.get(scenario) or out.setdefault(scenario, ({}, set()))
+        groups.setdefault((klass, level, verdict, expected), []).append(stack)
+        if because:
+            reasons.add(because)
     return out
 
 
