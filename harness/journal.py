@@ -171,10 +171,23 @@ def _typed(value: object, kinds: tuple[type | None, ...]) -> bool:
 def _fields(
     rec: dict[str, Any], table: dict[str, tuple[type | None, ...]], where: str
 ) -> str | None:
+    plain = _PLAIN[where]
     for name, kinds in table.items():
-        if name in rec and not _typed(rec[name], kinds):
+        if name in rec and type(rec[name]) not in plain[name] and not _typed(rec[name], kinds):
             return f"{where}{name} is {type(rec[name]).__name__}, not {_names(kinds)}"
     return None
+
+
+def _plain(table: dict[str, tuple[type | None, ...]]) -> dict[str, frozenset[type]]:
+    """Field -> the exact types that need no further look (a float must be finite; a bool is
+    only a bool): the check of a sound record is one set lookup per field."""
+    return {
+        name: frozenset(type(None) if k is None else k for k in kinds if k is not float)
+        for name, kinds in table.items()
+    }
+
+
+_PLAIN = {"": _plain(_FIELDS), "expected.": _plain(_EXPECTED), "observed.": _plain(_OBSERVED)}
 
 
 def _names(kinds: tuple[type | None, ...]) -> str:
