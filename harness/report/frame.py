@@ -9,8 +9,8 @@ throughout, so renderers never meet None or NaN.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
@@ -63,8 +63,12 @@ _PARTS: dict[str, Callable[[Stack], str]] = {
 def reproduce_command(cell: str, backend: str = "docker") -> str:
     """A local-backend cell is reproduced without Docker (its --python, if any, is the user's).
     The id is shell-quoted: it came from a file."""
-    local = ("--backend", "local") if backend == "local" else ()
-    return shell("nox", "-s", "reproduce", "--", cell, *local)
+    local = _LOCAL if backend == "local" else ""
+    return f"{_REPRODUCE} {shell(cell)}{local}"
+
+
+_REPRODUCE = shell("nox", "-s", "reproduce", "--")  # quoted once: 100,000 cells share it
+_LOCAL = " " + shell("--backend", "local")
 
 
 # ---------------------------------------------------------------- results and plans -> rows
@@ -171,6 +175,17 @@ def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+_T = TypeVar("_T", bound=Hashable)
+_R = TypeVar("_R")
+
+
+def each_once(fn: Callable[[_T], _R], values: Sequence[_T]) -> list[_R]:
+    """fn of each value, called once per distinct value (a column of 100,000 rows mostly holds
+    a few dozen); the rest is dict lookups in C."""
+    done = {v: fn(v) for v in dict.fromkeys(values)}
+    return list(map(done.__getitem__, values))
+
+
 def _per_distinct(fn: Callable[..., str], *columns: pd.Series) -> list[str]:
     """fn over rows, called once per distinct combination (a few dozen in 100k rows)."""
     done: dict[tuple[str, ...], str] = {}
@@ -227,10 +242,15 @@ def _level(frame: pd.DataFrame) -> Any:
 
 
 def _stack_order(stacks: Mapping[str, Stack]) -> list[str]:
+    versions: dict[str, Any] = {}  # a few dozen versions serve 100,000 stacks
+
+    def version(text: str) -> Any:
+        return versions[text] if text in versions else versions.setdefault(text, version_key(text))
+
     def key(slug: str) -> tuple[Any, ...]:
         s = stacks[slug]
         parts = (s.framework_version, s.cuda, major_minor(s.cudnn), s.python)
-        return (s.framework, *(version_key(p) for p in parts), s.base, slug)
+        return (s.framework, *(version(p) for p in parts), s.base, slug)
 
     return sorted(stacks, key=key)
 
