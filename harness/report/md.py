@@ -23,6 +23,7 @@ from harness.report.frame import (
     NOT_OBSERVABLE,
     PREDICTED,
     UNOBSERVABLE,
+    each_once,
     reproduce_command,
 )
 from harness.report.safe import cell_id_ok, clean, https_url, one_line
@@ -139,7 +140,8 @@ def reproduce_block(cells: Sequence[str], backends: Sequence[str]) -> str:
 def _stack_parts(sub: pd.DataFrame) -> tuple[pd.DataFrame, list[list[str]]]:
     stacks = sub.drop_duplicates("stack")  # the frame is sorted by stack already
     parts = ["version", "cuda", "cudnn_installed", "python", "base"]
-    return stacks, [[md(v) for v in row] for row in stacks[parts].to_numpy().tolist()]
+    cols = [each_once(md, stacks[p].tolist()) for p in parts]  # 100,000 stacks, a few versions
+    return stacks, [list(row) for row in zip(*cols, strict=True)]
 
 
 # ---------------------------------------------------------------- COMPATIBILITY.md
