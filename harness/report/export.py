@@ -12,11 +12,11 @@ skipped.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections import Counter
 
 import pandas as pd  # type: ignore[import-untyped]
 
-from harness.report.frame import PREDICTED, UNOBSERVABLE, reproduce_command
+from harness.report.frame import PREDICTED, UNOBSERVABLE, each_once, reproduce_command
 from harness.report.safe import cell_id_ok, csv_field
 
 # Characters XML 1.0 cannot hold at all, escaped or not. The frame already drops control
@@ -97,15 +97,12 @@ _FIELDS += ("verdict", "obs_line")
 _FIELDS += ("error", "backend", "because", *_PROPERTIES)
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, str]]:
+def _columns(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """The fields junit.xml shows, as text XML can hold."""
     cols = {c: frame[c].tolist() for c in dict.fromkeys(_FIELDS)}
     cols["obs_exit"] = frame["obs_exit"].astype("string").fillna("").tolist()
     cols["seconds"] = frame["seconds"].fillna(0).map("{:.3f}".format).tolist()
-    for name, values in cols.items():
-        safe = {v: xml_safe(v) for v in set(values)}
-        cols[name] = [safe[v] for v in values]
-    names = list(cols)
-    return [dict(zip(names, row, strict=True)) for row in zip(*cols.values(), strict=True)]
+    return {name: each_once(xml_safe, values) for name, values in cols.items()}
 
 
 def _text(text: str) -> str:
@@ -134,18 +131,6 @@ def _attr(text: str) -> str:
     return text
 
 
-class _Once(dict[str, str]):
-    """An escape computed once per distinct value: most fields repeat a few values."""
-
-    def __init__(self, escape: Callable[[str], str]) -> None:
-        super().__init__()
-        self.escape = escape
-
-    def __missing__(self, text: str) -> str:
-        self[text] = self.escape(text)
-        return self[text]
-
-
 def _element(kind: str, message: str, klass: str, text: str) -> str:
     """The failure, error, skipped or system-out element of a testcase ("" for none)."""
     if not kind:
@@ -154,27 +139,38 @@ def _element(kind: str, message: str, klass: str, text: str) -> str:
     return f"<{kind}{attrs}>{_text(text)}</{kind}>" if text else f"<{kind}{attrs} />"
 
 
+def _property(name: str, values: list[str]) -> list[str]:
+    return each_once(lambda v: f'<property name="{_attr(name)}" value="{_attr(v)}" />', values)
+
+
 def junit_xml(frame: pd.DataFrame) -> str:
     """Written as text, byte for byte what ElementTree wrote (attribute order, ` />`, its
-    escapes): 100,000 elements and their serialization took seconds."""
-    attr = _Once(_attr)
-    names = [(col, _attr(name)) for col, name in _PROPERTIES.items()]
-    cases, kinds = [], []
-    for row in _records(frame):
-        props = "".join(f'<property name="{n}" value="{attr[row[col]]}" />' for col, n in names)
-        kind, message, text = _child(row)
-        cases.append(
-            f'<testcase classname="{attr[classname(row["framework"], row["stack"])]}" '
-            f'name="{attr[row["scenario"]]}" time="{attr[row["seconds"]]}">'
-            f"<properties>{props}</properties>{_element(kind, message, row['klass'], text)}"
-            "</testcase>"
-        )
-        kinds.append(kind)
+    escapes): 100,000 elements and their serialization took seconds. A field that repeats
+    (most do) is escaped and written once."""
+    cols = _columns(frame)
+    pairs = list(zip(cols["framework"], cols["stack"], strict=True))
+    heads = zip(
+        each_once(lambda p: _attr(classname(*p)), pairs),
+        each_once(_attr, cols["scenario"]),
+        each_once(_attr, cols["seconds"]),
+        strict=True,
+    )
+    starts = [f'<testcase classname="{c}" name="{n}" time="{t}"><properties>' for c, n, t in heads]
+    props = [_property(name, cols[col]) for col, name in _PROPERTIES.items()]
+    names = list(cols)
+    rows = zip(*cols.values(), strict=True)
+    children = [_child(dict(zip(names, row, strict=True))) for row in rows]
+    ends = [
+        f"</properties>{_element(kind, message, klass, text)}</testcase>"
+        for (kind, message, text), klass in zip(children, cols["klass"], strict=True)
+    ]
+    kinds = Counter(kind for kind, _, _ in children)
     tally = "".join(
-        f' {attr}="{kinds.count(kind)}"'
+        f' {attr}="{kinds[kind]}"'
         for kind, attr in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped"))
     )
     seconds = f"{frame['seconds'].fillna(0).sum():.3f}"
-    suite = f'<testsuite name="stackmatrix" tests="{len(kinds)}"{tally} time="{seconds}"'
-    suite += f">{''.join(cases)}</testsuite>" if cases else " />"
+    suite = f'<testsuite name="stackmatrix" tests="{len(children)}"{tally} time="{seconds}"'
+    cases = "".join(map("".join, zip(starts, *props, ends, strict=True)))
+    suite += f">{cases}</testsuite>" if children else " />"
     return f"<?xml version='1.0' encoding='utf-8'?>\n<testsuites>{suite}</testsuites>\n"
