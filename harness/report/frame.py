@@ -166,13 +166,18 @@ def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
     )
     frame = pd.concat([results, todo], ignore_index=True) if len(todo) else results
     for col in _TEXT:
-        frame[col] = frame[col].fillna("").astype(str)
-        frame[col] = frame[col].map({v: clean(v) for v in frame[col].unique().tolist()})
+        texts = each_once(_text, frame[col].tolist())
+        frame[col] = texts if texts else frame[col].astype(object)  # [] would be a float column
     frame["drift"] = frame["drift"].eq(True)  # a missing value is no drift
     for col in ("obs_exit", "obs_signal"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
     frame["seconds"] = pd.to_numeric(frame["seconds"], errors="coerce")
     return frame
+
+
+def _text(value: object) -> str:
+    """A cell of a text column: cleaned, "" where absent."""
+    return "" if pd.isna(value) else clean(str(value))
 
 
 _T = TypeVar("_T", bound=Hashable)
@@ -257,8 +262,11 @@ def _stack_order(stacks: Mapping[str, Stack]) -> list[str]:
 
 def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
     """Stack parts, verdicts, classes and evidence levels; rows sorted by stack, then scenario."""
+    codes, slugs = pd.factorize(frame["stack"])
+    known = [stacks.get(slug) for slug in slugs]  # a slug cleaned of control characters is not
     for part, value in _PARTS.items():
-        frame[part] = frame["stack"].map({slug: value(s) for slug, s in stacks.items()})
+        per_stack = np.array([value(s) if s else None for s in known] + [None], dtype=object)
+        frame[part] = per_stack[codes]
     exp = [frame[c] for c in ("exp_outcome", "exp_signature", "exp_stage")]
     frame["expected"] = _per_distinct(expected_text, *exp)
     seen = [frame[c] for c in ("status", "obs_signature", "obs_stage")]
