@@ -263,10 +263,11 @@ def _stack_order(stacks: Mapping[str, Stack]) -> list[str]:
 def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
     """Stack parts, verdicts, classes and evidence levels; rows sorted by stack, then scenario."""
     codes, slugs = pd.factorize(frame["stack"])
-    known = [stacks.get(slug) for slug in slugs]  # a slug cleaned of control characters is not
+    # None where `clean` took control characters out of a slug: it names no stack any more
+    known = [stacks.get(slug) for slug in slugs]
     for part, value in _PARTS.items():
-        per_stack = np.array([value(s) if s else None for s in known] + [None], dtype=object)
-        frame[part] = per_stack[codes]
+        per_stack = [value(s) if s else None for s in known]
+        frame[part] = np.array([*per_stack, None], dtype=object)[codes]  # code -1: no stack
     exp = [frame[c] for c in ("exp_outcome", "exp_signature", "exp_stage")]
     frame["expected"] = _per_distinct(expected_text, *exp)
     seen = [frame[c] for c in ("status", "obs_signature", "obs_stage")]
