@@ -177,6 +177,8 @@ def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
 
 def _text(value: object) -> str:
     """A cell of a text column: cleaned, "" where absent."""
+    if type(value) is str:
+        return clean(value)
     return "" if pd.isna(value) else clean(str(value))
 
 
@@ -247,17 +249,18 @@ def _level(frame: pd.DataFrame) -> Any:
 
 
 def _stack_order(stacks: Mapping[str, Stack]) -> list[str]:
-    versions: dict[str, Any] = {}  # a few dozen versions serve 100,000 stacks
-
-    def version(text: str) -> Any:
-        return versions[text] if text in versions else versions.setdefault(text, version_key(text))
-
-    def key(slug: str) -> tuple[Any, ...]:
-        s = stacks[slug]
-        parts = (s.framework_version, s.cuda, major_minor(s.cudnn), s.python)
-        return (s.framework, *(version(p) for p in parts), s.base, slug)
-
-    return sorted(stacks, key=key)
+    """Framework, then version, CUDA, cuDNN (major.minor, as in the slug) and Python in version
+    order, then base and slug. Each distinct version is parsed once (100,000 stacks share a few
+    dozen CUDA, cuDNN and Python versions)."""
+    cudnn = {s.cudnn: major_minor(s.cudnn) for s in stacks.values()}
+    parts = {p for s in stacks.values() for p in (s.framework_version, s.cuda, s.python)}
+    key = {text: version_key(text) for text in parts | set(cudnn.values())}
+    rows = sorted(
+        (s.framework, key[s.framework_version], key[s.cuda], key[cudnn[s.cudnn]], key[s.python],
+         s.base, slug)
+        for slug, s in stacks.items()
+    )  # fmt: skip
+    return [row[-1] for row in rows]
 
 
 def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
