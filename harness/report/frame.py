@@ -9,6 +9,7 @@ throughout, so renderers never meet None or NaN.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -64,7 +65,7 @@ def reproduce_command(cell: str, backend: str = "docker") -> str:
     """A local-backend cell is reproduced without Docker (its --python, if any, is the user's).
     The id is shell-quoted: it came from a file."""
     local = _LOCAL if backend == "local" else ""
-    return f"{_REPRODUCE} {shell(cell)}{local}"
+    return f"{_REPRODUCE} {shlex.quote(cell)}{local}"
 
 
 _REPRODUCE = shell("nox", "-s", "reproduce", "--")  # quoted once: 100,000 cells share it
