@@ -102,7 +102,15 @@ def _columns(frame: pd.DataFrame) -> dict[str, list[str]]:
     cols = {c: frame[c].tolist() for c in dict.fromkeys(_FIELDS)}
     cols["obs_exit"] = frame["obs_exit"].astype("string").fillna("").tolist()
     cols["seconds"] = frame["seconds"].fillna(0).map("{:.3f}".format).tolist()
-    return {name: each_once(xml_safe, values) for name, values in cols.items()}
+    return {name: _xml_safe_column(values) for name, values in cols.items()}
+
+
+def _xml_safe_column(values: list[str]) -> list[str]:
+    """xml_safe of each value; one scan of the whole column where none needs it (the frame
+    holds no control characters, so almost every column)."""
+    if _NOT_XML.search("".join(values)) is None:
+        return values
+    return each_once(xml_safe, values)
 
 
 def _text(text: str) -> str:

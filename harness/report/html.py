@@ -15,6 +15,7 @@ Everything from results reaches the page as escaped text (`html.escape`) or as J
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 
@@ -176,6 +177,9 @@ readHash();
 """
 
 
+_SPECIAL = re.compile("[&<>\"']")  # what html.escape replaces
+
+
 class Escaped(dict[str, str]):
     """html.escape once per distinct text, shared by the whole page: most columns repeat a few
     values 100k times, and a cell id or a stack stands in several places."""
@@ -185,7 +189,10 @@ class Escaped(dict[str, str]):
         return self[text]
 
     def each(self, values: list[str]) -> list[str]:
-        """A column escaped: each text not met before escaped once, then lookups in C."""
+        """A column escaped: as it is where no text of it has a character to escape (one scan
+        of the column), else each text not met before escaped once, then lookups in C."""
+        if _SPECIAL.search("".join(values)) is None:
+            return values
         new = [v for v in dict.fromkeys(values) if v not in self]
         self.update(zip(new, map(escape, new), strict=True))
         return list(map(self.__getitem__, values))
