@@ -11,6 +11,9 @@ skipped.
 
 from __future__ import annotations
 
+import csv
+import io
+import math
 import re
 from collections import Counter
 
@@ -43,14 +46,30 @@ _PROPERTIES |= {"backend": "backend", "driver": "host_driver"}
 
 
 def csv_text(frame: pd.DataFrame) -> str:
-    table = frame[list(_CSV)].rename(columns=_CSV)
-    for col in table.columns:
-        if pd.api.types.is_string_dtype(table[col]) or table[col].dtype == object:
-            values = table[col].unique().tolist()
-            table[col] = table[col].map(
-                {v: csv_field(v) if isinstance(v, str) else v for v in values}
-            )
-    return str(table.to_csv(index=False, lineterminator="\n"))
+    """Written by the csv module from the columns, each field as DataFrame.to_csv wrote it
+    (a float as repr, a missing value as ""): to_csv took a second and a half for 100,000
+    rows."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(_CSV.values())
+    writer.writerows(zip(*(_csv_column(frame[col]) for col in _CSV), strict=True))
+    return out.getvalue()
+
+
+def _csv_column(values: pd.Series) -> list[str]:
+    if pd.api.types.is_bool_dtype(values) or pd.api.types.is_integer_dtype(values):
+        texts: list[str] = values.astype("string").fillna("").tolist()  # True, 3, "" for <NA>
+        return texts
+    if pd.api.types.is_float_dtype(values):
+        return ["" if math.isnan(v) else repr(v) for v in values.tolist()]
+    return each_once(_csv_field, values.tolist())
+
+
+def _csv_field(value: object) -> str:
+    """A text neutralised (csv_field); a missing value empty; anything else as str()."""
+    if isinstance(value, str):
+        return csv_field(value)
+    return "" if pd.isna(value) else str(value)
 
 
 def xml_safe(text: str) -> str:
