@@ -332,8 +332,8 @@ Verdicts = dict[tuple[str, str, str, str], list[str]]
 
 def _by_scenario(sub: pd.DataFrame) -> dict[str, tuple[Verdicts, set[str]]]:
     """scenario -> its stacks by (class, level, verdict, expected), in row order, and its
-    reasons; one pass over the rows (a pandas group per scenario and verdict took 14 s for
-    25,000 cells)."""
+    reasons; one pass over the rows (a pandas group per scenario, then per verdict, took 14 of
+    the 31 profiled seconds of a report of 25,000 cells)."""
     names = ("scenario", "klass", "level", "verdict", "expected", "stack", "because")
     out: dict[str, tuple[Verdicts, set[str]]] = {}
     for scenario, klass, level, verdict, expected, stack, because in zip(
