@@ -19,8 +19,8 @@ from collections import Counter
 
 import pandas as pd  # type: ignore[import-untyped]
 
-from harness.report.frame import PREDICTED, UNOBSERVABLE, each_once, reproduce_command
-from harness.report.safe import cell_id_ok, csv_field
+from harness.report.frame import PREDICTED, UNOBSERVABLE, each_once
+from harness.report.safe import csv_field
 
 # Characters XML 1.0 cannot hold at all, escaped or not. The frame already drops control
 # characters; this guards every field that reaches junit.xml.
@@ -82,15 +82,11 @@ def classname(framework: str, stack: str) -> str:
     return f"{framework.replace('.', '_')}.{stack.replace('.', '_')}"
 
 
-def _reproduce(cell: str, backend: str) -> str:
-    return reproduce_command(cell, backend) if cell_id_ok(cell) else "(cell id not shown)"
-
-
 def _child(row: dict[str, str]) -> tuple[str, str, str]:
     """(element, message, text) under a <testcase>: failure, error, skipped or system-out."""
     klass, expected, verdict = row["klass"], row["expected"], row["verdict"]
     seen = f"expected {expected}, observed {verdict}"
-    again = f"reproduce: {_reproduce(row['cell'], row['backend'])}"
+    again = f"reproduce: {row['reproduce'] or '(cell id not shown)'}"
     line = f"decisive line: {row['obs_line']}\n" if row["obs_line"] else ""
     if klass == "drift":
         code = row["obs_exit"]
@@ -113,7 +109,7 @@ def _child(row: dict[str, str]) -> tuple[str, str, str]:
 
 _FIELDS: tuple[str, ...] = ("cell", "framework", "stack", "scenario", "klass", "expected")
 _FIELDS += ("verdict", "obs_line")
-_FIELDS += ("error", "backend", "because", *_PROPERTIES)
+_FIELDS += ("error", "backend", "because", "reproduce", *_PROPERTIES)
 
 
 def _columns(frame: pd.DataFrame) -> dict[str, list[str]]:

@@ -33,7 +33,7 @@ from harness.model import (
     verdict_text,
     version_key,
 )
-from harness.report.safe import clean, shell
+from harness.report.safe import cell_id_ok, clean, shell
 
 PREDICTED, NOT_RUN = "predicted", "not-run"  # a planned cell without a result: not a Status
 UNOBSERVABLE = "unobservable"  # a class: the fault could not show here, so the run proves nothing
@@ -283,6 +283,9 @@ def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
     unseen = frame["klass"].eq(UNOBSERVABLE)
     frame.loc[unseen, "verdict"] = NOT_OBSERVABLE
     frame["signature"] = frame["obs_signature"].where(~predicted, frame["exp_signature"])
+    cells = zip(frame["cell"].tolist(), frame["backend"].tolist(), strict=True)
+    # "" where the id is not a plain name: it reaches no shell block (four renderers use it)
+    frame["reproduce"] = [reproduce_command(c, b) if cell_id_ok(c) else "" for c, b in cells]
     return _sorted(frame, _stack_order(stacks))
 
 

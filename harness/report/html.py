@@ -24,10 +24,8 @@ import pandas as pd  # type: ignore[import-untyped]
 from harness.model import Signature
 from harness.report.advice import advice_for, fix_steps
 from harness.report.frame import LEVEL_ORDER, NOT_OBSERVABLE, PREDICTED, UNOBSERVABLE, each_once
-from harness.report.frame import reproduce_command as _reproduce
 from harness.report.grid import ReleaseGrid
 from harness.report.gridview import GRID_CSS, GRID_SCRIPT, Page, grid_section
-from harness.report.safe import cell_id_ok
 
 # Outcome classes, in legend order: (label, colour, glyph). Okabe-Ito colours stay apart under
 # the common colour-vision deficiencies, and the glyph tells them apart without colour at all.
@@ -383,10 +381,7 @@ def detail_json(frame: pd.DataFrame, catalog: Sequence[Signature]) -> str:
     col["fix"] = [keys[c] for c in combos]
     col["outcome"] = [KLASSES.get(k, (k,))[0] for k in col["klass"]]
     col["line"] = [line or err for line, err in zip(col["obs_line"], col["error"], strict=True)]
-    col["reproduce"] = [
-        _reproduce(c, b) if cell_id_ok(c) else ""
-        for c, b in zip(col["cell"], col["backend"], strict=True)
-    ]
+    col["reproduce"] = frame["reproduce"].tolist()
     members = [_members(key, col[c]) for key, c in _DETAIL.items()]
     cells = "},{".join(map(",".join, zip(*members, strict=True)))
     signatures = {s.id: {"title": s.title, "cause": s.cause} for s in catalog}

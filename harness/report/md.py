@@ -24,9 +24,8 @@ from harness.report.frame import (
     PREDICTED,
     UNOBSERVABLE,
     each_once,
-    reproduce_command,
 )
-from harness.report.safe import cell_id_ok, clean, https_url, one_line
+from harness.report.safe import clean, https_url, one_line
 from harness.report.types import Diff, Header, ReportSummary, diff_line
 
 BASELINE = "baseline"
@@ -128,12 +127,14 @@ def header_lines(head: Header) -> list[str]:
     return [f"- **{name}**: {md(value, False)}" for name, value in head.pairs()]
 
 
-def reproduce_block(cells: Sequence[str], backends: Sequence[str]) -> str:
-    """`nox -s reproduce` per cell, ids validated (a hostile one is named as left out)."""
-    ok = [(c, b) for c, b in zip(cells, backends, strict=True) if cell_id_ok(c)]
-    lines = [reproduce_command(c, b) for c, b in ok]
-    if len(ok) < len(cells):
-        lines.append(f"# {len(cells) - len(ok)} cells left out: their ids are not plain names")
+def reproduce_block(commands: Sequence[str]) -> str:
+    """`nox -s reproduce` per cell (the frame's `reproduce`: "" where a hostile id is left out,
+    and named as left out here)."""
+    lines = [c for c in commands if c]
+    if len(lines) < len(commands):
+        lines.append(
+            f"# {len(commands) - len(lines)} cells left out: their ids are not plain names"
+        )
     return fenced("\n".join(lines), "sh")
 
 
@@ -261,7 +262,7 @@ def _compat_section(framework: str, sub: pd.DataFrame) -> list[str]:
         *([f"Signatures: {legend}.", ""] if legend else []),
         f"<details><summary>reproduce a {md(framework)} baseline</summary>",
         "",
-        reproduce_block(base["cell"].tolist(), base["backend"].tolist()),
+        reproduce_block(base["reproduce"].tolist()),
         "",
         "</details>",
         "",
@@ -319,7 +320,7 @@ def _faults_section(framework: str, sub: pd.DataFrame) -> list[str]:
     out += [
         f"<details><summary>reproduce a {md(framework)} cell</summary>",
         "",
-        reproduce_block(sub["cell"].tolist(), sub["backend"].tolist()),
+        reproduce_block(sub["reproduce"].tolist()),
         "",
         "</details>",
         "",
