@@ -6,8 +6,10 @@ a row per cell). Each run is a real subprocess; wall, user+system CPU and the pe
 wait4, so memory growth across the three sizes can be read off (linear: the RSS per cell stays
 flat). Goal (issue 24): under 5 s on 100,000 cells.
 
-Usage: python bench/report_cli_bench.py [--sizes 25000,50000,100000]
-Writes bench/results/report-cli.json.
+Usage: python bench/report_cli_bench.py [--sizes 25000,50000,100000] [--before FILE]
+Writes bench/results/report-cli.json. --before: a report-cli.json of the code before a change
+(its runs are kept under "before"), ideally run just before on the same machine: timings from
+another day need not compare.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ def report(results: Path, out: Path) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="25000,50000,100000")
+    ap.add_argument("--before", type=Path, help="a report-cli.json whose runs were the code before")
     args = ap.parse_args()
     runs = []
     with tempfile.TemporaryDirectory(prefix="smx-report-") as tmp:
@@ -77,7 +80,10 @@ def main() -> None:
                 print(json.dumps(row), flush=True)
                 runs.append(row)
     out = ROOT / "bench" / "results" / "report-cli.json"
-    doc = {"goal_wall_seconds_100k": 5, "cores": os.cpu_count(), "runs": runs}
+    doc: dict[str, object] = {"goal_wall_seconds_100k": 5, "cores": os.cpu_count(), "runs": runs}
+    if args.before:
+        before = json.loads(args.before.read_text())
+        doc["before"] = {k: v for k, v in before.items() if k not in ("goal_wall_seconds_100k",)}
     out.write_text(json.dumps(doc, indent=1) + "\n")
 
 

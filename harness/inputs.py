@@ -108,14 +108,14 @@ def decode(raw: bytes, display: str) -> str:
 
 
 def depth(value: Any, limit: int = JSON_DEPTH) -> bool:
-    """Whether a parsed JSON value nests at most `limit` deep (iterative: no recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, dict | list):
-            if d > limit:
-                return False
-            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    """Whether a parsed JSON value nests at most `limit` deep (level by level: no recursion)."""
+    level, d = [value], 1
+    while level:
+        boxes = [v for v in level if isinstance(v, dict | list)]
+        if boxes and d > limit:
+            return False
+        level = [x for b in boxes for x in (b.values() if isinstance(b, dict) else b)]
+        d += 1
     return True
 
 
@@ -123,10 +123,12 @@ def loads(text: str, *, surrogates: str = "refuse") -> Any:
     """JSON, or ValueError: nesting past JSON_DEPTH, NaN or Infinity, a lone surrogate (which no
     UTF-8 writer can write back; with surrogates="replace" it becomes U+FFFD instead)."""
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = _decode(text)
     except RecursionError:
         raise ValueError(f"nested more than {JSON_DEPTH} deep") from None
-    if not depth(value):
+    # A value holds no more arrays and objects than its text has brackets: a journal record
+    # (a few) needs no walk.
+    if text.count("{") + text.count("[") > JSON_DEPTH and not depth(value):
         raise ValueError(f"nested more than {JSON_DEPTH} deep")
     if _SURROGATE_ESCAPE.search(text) and _has_surrogate(value):
         if surrogates != "replace":
@@ -150,6 +152,17 @@ def _replace(m: re.Match[str]) -> str:
 
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def _decode(text: str) -> Any:
+    """json.loads with NaN and Infinity refused; one decoder for every call (json.loads builds
+    one per call when given an argument), and json.loads itself for its BOM error."""
+    if text.startswith("\ufeff"):
+        return json.loads(text, parse_constant=_no_constant)
+    return _DECODER.decode(text)
 
 
 def _has_surrogate(value: Any) -> bool:

@@ -168,13 +168,39 @@ def _typed(value: object, kinds: tuple[type | None, ...]) -> bool:
     return any(k is not None and k is not bool and isinstance(value, k) for k in kinds)
 
 
-def _fields(
-    rec: dict[str, Any], table: dict[str, tuple[type | None, ...]], where: str
-) -> str | None:
+Kinds = tuple[type | None, ...]  # the JSON types a field may hold (None: null)
+Table = dict[str, Kinds]
+_ABSENT = object()
+
+
+def _fields(rec: dict[str, Any], table: Table, where: str) -> str | None:
+    """The first field, in the table's order, of a type it may not hold."""
+    if _sound(rec, _FAST[where]):
+        return None
     for name, kinds in table.items():
         if name in rec and not _typed(rec[name], kinds):
             return f"{where}{name} is {type(rec[name]).__name__}, not {_names(kinds)}"
     return None
+
+
+def _sound(rec: dict[str, Any], fast: tuple[tuple[str, frozenset[type], Kinds], ...]) -> bool:
+    """Every field of a type it may hold, one set lookup per field where the exact type says
+    so (a float must be finite, a bool is only a bool: those go to _typed)."""
+    for name, exact, kinds in fast:
+        value = rec.get(name, _ABSENT)
+        if value is not _ABSENT and type(value) not in exact and not _typed(value, kinds):
+            return False
+    return True
+
+
+def _fast(table: Table) -> tuple[tuple[str, frozenset[type], Kinds], ...]:
+    return tuple(
+        (name, frozenset(type(None) if k is None else k for k in kinds if k is not float), kinds)
+        for name, kinds in table.items()
+    )
+
+
+_FAST = {"": _fast(_FIELDS), "expected.": _fast(_EXPECTED), "observed.": _fast(_OBSERVED)}
 
 
 def _names(kinds: tuple[type | None, ...]) -> str:

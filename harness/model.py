@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from packaging.version import InvalidVersion, Version
 
@@ -99,6 +99,21 @@ class Stage(str, enum.Enum):
         return list(Stage).index(self)
 
 
+_E = TypeVar("_E", Outcome, Status, Evidence, Stage)
+
+
+def _member(cls: type[_E], value: Any) -> _E:
+    """cls(value), a string looked up in a dict first: Enum's own call cost as much as the rest
+    of a journal record's fields (six per record). Anything else goes to cls: the same error."""
+    found = _MEMBERS[cls].get(value) if type(value) is str else None
+    return cast("_E", found) if found is not None else cls(value)
+
+
+_MEMBERS: dict[type[enum.Enum], dict[str, enum.Enum]] = {
+    cls: {m.value: m for m in cls} for cls in (Outcome, Status, Evidence, Stage)
+}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Stack:
     """One software stack: what one image holds."""
@@ -184,9 +199,9 @@ class Expectation:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Expectation:
         return cls(
-            outcome=Outcome(data["outcome"]),
+            outcome=_member(Outcome, data["outcome"]),
             signature=data.get("signature"),
-            stage=Stage(data["stage"]) if data.get("stage") else None,
+            stage=_member(Stage, data["stage"]) if data.get("stage") else None,
         )
 
 
@@ -448,7 +463,7 @@ class Cell:
             stack=Stack.from_json(data["stack"]),
             scenario=str(data["scenario"]),
             expected=Expectation.from_json(data["expected"]),
-            evidence=Evidence(data["evidence"]),
+            evidence=_member(Evidence, data["evidence"]),
             because=Reason.from_json(data["because"]),
             checks=tuple(Reason.from_json(c) for c in data.get("checks", ())),
             driver=str(data.get("driver", NO_DRIVER)),
@@ -844,8 +859,8 @@ class Observed:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Observed:
         return cls(
-            outcome=Outcome(data["outcome"]),
-            stage=Stage(data["stage"]) if data.get("stage") else None,
+            outcome=_member(Outcome, data["outcome"]),
+            stage=_member(Stage, data["stage"]) if data.get("stage") else None,
             decisive_line=data.get("decisive_line"),
             exit_code=data.get("exit_code"),
             signal=data.get("signal"),
@@ -925,11 +940,11 @@ class RunResult:
             scenario=scenario,
             key=str(data["key"]),
             backend=str(data.get("backend", "docker")),
-            status=Status(data["status"]),
+            status=_member(Status, data["status"]),
             expected=Expectation.from_json(data["expected"]),
             observed=Observed.from_json(observed) if observed else None,
             drift=bool(data["drift"]),
-            evidence=Evidence(data["evidence"]),
+            evidence=_member(Evidence, data["evidence"]),
             started=str(data.get("started", "")),
             seconds=float(data.get("seconds", 0.0)),
             image=str(data.get("image", "")),

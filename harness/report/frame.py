@@ -9,8 +9,9 @@ throughout, so renderers never meet None or NaN.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+import shlex
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
@@ -32,7 +33,7 @@ from harness.model import (
     verdict_text,
     version_key,
 )
-from harness.report.safe import clean, shell
+from harness.report.safe import cell_id_ok, clean, shell
 
 PREDICTED, NOT_RUN = "predicted", "not-run"  # a planned cell without a result: not a Status
 UNOBSERVABLE = "unobservable"  # a class: the fault could not show here, so the run proves nothing
@@ -63,8 +64,12 @@ _PARTS: dict[str, Callable[[Stack], str]] = {
 def reproduce_command(cell: str, backend: str = "docker") -> str:
     """A local-backend cell is reproduced without Docker (its --python, if any, is the user's).
     The id is shell-quoted: it came from a file."""
-    local = ("--backend", "local") if backend == "local" else ()
-    return shell("nox", "-s", "reproduce", "--", cell, *local)
+    local = _LOCAL if backend == "local" else ""
+    return f"{_REPRODUCE} {shlex.quote(cell)}{local}"
+
+
+_REPRODUCE = shell("nox", "-s", "reproduce", "--")  # quoted once: 100,000 cells share it
+_LOCAL = " " + shell("--backend", "local")
 
 
 # ---------------------------------------------------------------- results and plans -> rows
@@ -162,13 +167,31 @@ def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
     )
     frame = pd.concat([results, todo], ignore_index=True) if len(todo) else results
     for col in _TEXT:
-        frame[col] = frame[col].fillna("").astype(str)
-        frame[col] = frame[col].map({v: clean(v) for v in frame[col].unique().tolist()})
+        texts = each_once(_text, frame[col].tolist())
+        frame[col] = texts if texts else frame[col].astype(object)  # [] would be a float column
     frame["drift"] = frame["drift"].eq(True)  # a missing value is no drift
     for col in ("obs_exit", "obs_signal"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
     frame["seconds"] = pd.to_numeric(frame["seconds"], errors="coerce")
     return frame
+
+
+def _text(value: object) -> str:
+    """A cell of a text column: cleaned, "" where absent."""
+    if type(value) is str:
+        return clean(value)
+    return "" if pd.isna(value) else clean(str(value))
+
+
+_T = TypeVar("_T", bound=Hashable)
+_R = TypeVar("_R")
+
+
+def each_once(fn: Callable[[_T], _R], values: Sequence[_T]) -> list[_R]:
+    """fn of each value, called once per distinct value (a column of 100,000 rows mostly holds
+    a few dozen); the rest is dict lookups in C."""
+    done = {v: fn(v) for v in dict.fromkeys(values)}
+    return list(map(done.__getitem__, values))
 
 
 def _per_distinct(fn: Callable[..., str], *columns: pd.Series) -> list[str]:
@@ -227,18 +250,28 @@ def _level(frame: pd.DataFrame) -> Any:
 
 
 def _stack_order(stacks: Mapping[str, Stack]) -> list[str]:
-    def key(slug: str) -> tuple[Any, ...]:
-        s = stacks[slug]
-        parts = (s.framework_version, s.cuda, major_minor(s.cudnn), s.python)
-        return (s.framework, *(version_key(p) for p in parts), s.base, slug)
-
-    return sorted(stacks, key=key)
+    """Framework, then version, CUDA, cuDNN (major.minor, as in the slug) and Python in version
+    order, then base and slug. Each distinct version is parsed once (100,000 stacks share a few
+    dozen CUDA, cuDNN and Python versions)."""
+    cudnn = {s.cudnn: major_minor(s.cudnn) for s in stacks.values()}
+    parts = {p for s in stacks.values() for p in (s.framework_version, s.cuda, s.python)}
+    key = {text: version_key(text) for text in parts | set(cudnn.values())}
+    rows = sorted(
+        (s.framework, key[s.framework_version], key[s.cuda], key[cudnn[s.cudnn]], key[s.python],
+         s.base, slug)
+        for slug, s in stacks.items()
+    )  # fmt: skip
+    return [row[-1] for row in rows]
 
 
 def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
     """Stack parts, verdicts, classes and evidence levels; rows sorted by stack, then scenario."""
+    codes, slugs = pd.factorize(frame["stack"])
+    # None where `clean` took control characters out of a slug: it names no stack any more
+    known = [stacks.get(slug) for slug in slugs]
     for part, value in _PARTS.items():
-        frame[part] = frame["stack"].map({slug: value(s) for slug, s in stacks.items()})
+        per_stack = [value(s) if s else None for s in known]
+        frame[part] = np.array([*per_stack, None], dtype=object)[codes]  # code -1: no stack
     exp = [frame[c] for c in ("exp_outcome", "exp_signature", "exp_stage")]
     frame["expected"] = _per_distinct(expected_text, *exp)
     seen = [frame[c] for c in ("status", "obs_signature", "obs_stage")]
@@ -250,6 +283,9 @@ def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
     unseen = frame["klass"].eq(UNOBSERVABLE)
     frame.loc[unseen, "verdict"] = NOT_OBSERVABLE
     frame["signature"] = frame["obs_signature"].where(~predicted, frame["exp_signature"])
+    cells = zip(frame["cell"].tolist(), frame["backend"].tolist(), strict=True)
+    # "" where the id is not a plain name: it reaches no shell block (four renderers use it)
+    frame["reproduce"] = [reproduce_command(c, b) if cell_id_ok(c) else "" for c, b in cells]
     return _sorted(frame, _stack_order(stacks))
 
 

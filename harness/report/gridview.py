@@ -155,7 +155,7 @@ def compatibility_grid(
         *declared_vs_observed(grid),
         "<details><summary>reproduce a baseline</summary>",
         "",
-        reproduce_block(base["cell"].tolist(), base["backend"].tolist()),
+        reproduce_block(base["reproduce"].tolist()),
         "",
         "</details>",
         "",

@@ -15,19 +15,17 @@ Everything from results reaches the page as escaped text (`html.escape`) or as J
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
-from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 
 from harness.model import Signature
 from harness.report.advice import advice_for, fix_steps
-from harness.report.frame import LEVEL_ORDER, NOT_OBSERVABLE, PREDICTED, UNOBSERVABLE
-from harness.report.frame import reproduce_command as _reproduce
+from harness.report.frame import LEVEL_ORDER, NOT_OBSERVABLE, PREDICTED, UNOBSERVABLE, each_once
 from harness.report.grid import ReleaseGrid
 from harness.report.gridview import GRID_CSS, GRID_SCRIPT, Page, grid_section
-from harness.report.safe import cell_id_ok
 
 # Outcome classes, in legend order: (label, colour, glyph). Okabe-Ito colours stay apart under
 # the common colour-vision deficiencies, and the glyph tells them apart without colour at all.
@@ -177,10 +175,25 @@ readHash();
 """
 
 
-def _escaped(values: Iterable[str]) -> list[str]:
-    """html.escape once per distinct value: most columns repeat a few values 100k times."""
-    seen: dict[str, str] = {}
-    return [seen.get(v) or seen.setdefault(v, escape(v)) for v in values]
+_SPECIAL = re.compile("[&<>\"']")  # what html.escape replaces
+
+
+class Escaped(dict[str, str]):
+    """html.escape once per distinct text, shared by the whole page: most columns repeat a few
+    values 100k times, and a cell id or a stack stands in several places."""
+
+    def __missing__(self, text: str) -> str:
+        self[text] = escape(text)
+        return self[text]
+
+    def each(self, values: list[str]) -> list[str]:
+        """A column escaped: as it is where no text of it has a character to escape (one scan
+        of the column), else each text not met before escaped once, then lookups in C."""
+        if _SPECIAL.search("".join(values)) is None:
+            return values
+        new = [v for v in dict.fromkeys(values) if v not in self]
+        self.update(zip(new, map(escape, new), strict=True))
+        return list(map(self.__getitem__, values))
 
 
 def _detail(frame: pd.DataFrame) -> list[str]:
@@ -189,14 +202,14 @@ def _detail(frame: pd.DataFrame) -> list[str]:
     return [line or err for line, err in zip(frame["obs_line"].tolist(), tail, strict=True)]
 
 
-def _attrs(frame: pd.DataFrame) -> list[str]:
+def _attrs(frame: pd.DataFrame, esc: Escaped) -> list[str]:
     """The data- attributes the filters match, one string per row."""
-    cols = [_escaped(frame[col].tolist()) for col, _, _ in FILTERS]
-    names = [attr for _, attr, _ in FILTERS]
-    return [
-        " ".join(f'data-{n}="{v}"' for n, v in zip(names, row, strict=True))
-        for row in zip(*cols, strict=True)
-    ]
+    cols = [_data_attr(attr, frame[col].tolist(), esc) for col, attr, _ in FILTERS]
+    return list(map(" ".join, zip(*cols, strict=True)))
+
+
+def _data_attr(attr: str, values: list[str], esc: Escaped) -> list[str]:
+    return each_once(lambda v: f'data-{attr}="{esc[v]}"', values)
 
 
 def stack_labels(frame: pd.DataFrame) -> dict[str, str]:
@@ -204,33 +217,37 @@ def stack_labels(frame: pd.DataFrame) -> dict[str, str]:
     parts = stacks[["framework", "version", "cuda", "cudnn", "python", "base"]].to_numpy()
     return {
         slug: f"{fw} {v} cu{cuda} cudnn{cudnn} py{py} {base}"
-        for slug, (fw, v, cuda, cudnn, py, base) in zip(stacks["stack"], parts, strict=True)
+        for slug, (fw, v, cuda, cudnn, py, base) in zip(
+            stacks["stack"].tolist(), parts.tolist(), strict=True
+        )
     }
 
 
 # ---------------------------------------------------------------- the grid
 
 
-def _grid(frame: pd.DataFrame, attrs: Sequence[str]) -> str:
+def _grid(
+    frame: pd.DataFrame, attrs: Sequence[str], labels: Mapping[str, str], esc: Escaped
+) -> str:
     """Stacks (rows) x scenarios (columns; a placed driver's cells are their own column,
-    `baseline@535.261.03`); an empty cell is not in the matrix."""
+    `baseline@535.261.03`); an empty cell is not in the matrix. `labels`: stack_labels. A
+    title is escaped a part at a time (escaping is character by character): the parts repeat."""
     column = [str(c).split("/", 1)[-1] for c in frame["cell"].tolist()]
     scenarios = sorted(set(column))
-    labels = stack_labels(frame)
     buttons: dict[tuple[str, str], str] = {}
     cols = [frame[c].tolist() for c in ("stack", "cell", "klass", "verdict", "level")]
     for (stack, cell, klass, verdict, level), scenario, attr in zip(
         zip(*cols, strict=True), column, attrs, strict=True
     ):
         glyph = KLASSES.get(klass, ("", "#fff", "?"))[2]
-        title = escape(f"{scenario} on {labels[stack]}: {verdict} · {level}")
+        title = f"{esc[scenario]} on {esc[labels[stack]]}: {esc[verdict]} · {esc[level]}"
         buttons[(stack, scenario)] = (
-            f'<button type="button" class="c k-{escape(klass)}" data-cell="{escape(cell)}" '
+            f'<button type="button" class="c k-{esc[klass]}" data-cell="{esc[cell]}" '
             f'{attr} title="{title}" aria-label="{title}">{glyph}</button>'
         )
-    head = "".join(f'<th class="v" scope="col">{escape(s)}' for s in scenarios)
+    head = "".join(f'<th class="v" scope="col">{esc[s]}' for s in scenarios)
     body = "\n".join(
-        f'<tr><th scope="row">{escape(label)}'
+        f'<tr><th scope="row">{esc[label]}'
         + "".join(f"<td>{buttons.get((stack, s), '')}" for s in scenarios)
         for stack, label in labels.items()
     )
@@ -256,32 +273,35 @@ def _klass_css() -> str:
 # ---------------------------------------------------------------- filters and table
 
 
-def _options(key: str, label: str, values: Iterable[str], names: Mapping[str, str]) -> str:
-    opts = "".join(
-        f'<option value="{escape(v)}">{escape(names.get(v, v))}</option>' for v in values
-    )
+def _options(
+    key: str, label: str, values: Iterable[str], names: Mapping[str, str], esc: Escaped
+) -> str:
+    opts = "".join(f'<option value="{esc[v]}">{esc[names.get(v, v)]}</option>' for v in values)
     return (
         f'<label>{label} <select id="f-{key}"><option value="">all</option>{opts}</select></label>'
     )
 
 
-def _filters(frame: pd.DataFrame, titles: Mapping[str, str]) -> str:
+def _filters(
+    frame: pd.DataFrame, titles: Mapping[str, str], labels: Mapping[str, str], esc: Escaped
+) -> str:
     sigs = sorted(s for s in frame["signature"].unique() if s)
+    klasses, levels = set(frame["klass"].unique()), set(frame["level"].unique())
     values: dict[str, Sequence[str]] = {
         "framework": sorted(frame["framework"].unique()),
         "stack": list(frame["stack"].unique()),  # the report's stack order
         "scenario": sorted(frame["scenario"].unique()),
         "signature": sigs,
-        "klass": [k for k in KLASSES if k in set(frame["klass"])],
-        "level": [lvl for lvl in LEVEL_ORDER if lvl in set(frame["level"])],
+        "klass": [k for k in KLASSES if k in klasses],
+        "level": [lvl for lvl in LEVEL_ORDER if lvl in levels],
     }
     names: dict[str, Mapping[str, str]] = {
         "signature": {s: f"{s}: {titles[s]}" if s in titles else s for s in sigs},
         "klass": {k: label for k, (label, _, _) in KLASSES.items()},
-        "stack": stack_labels(frame),
+        "stack": labels,
     }
     selects = [
-        _options(attr, label, values[col], names.get(col, {})) for col, attr, label in FILTERS
+        _options(attr, label, values[col], names.get(col, {}), esc) for col, attr, label in FILTERS
     ]
     total = len(frame)
     return (
@@ -291,11 +311,11 @@ def _filters(frame: pd.DataFrame, titles: Mapping[str, str]) -> str:
     )
 
 
-def _rows(frame: pd.DataFrame, attrs: Sequence[str]) -> str:
+def _rows(frame: pd.DataFrame, attrs: Sequence[str], esc: Escaped) -> str:
     """The hot path for 100k cells: one f-string per row, end tags left out (valid HTML)."""
     seconds = frame["seconds"].map("{:.1f}".format).where(frame["seconds"].notna(), "")
     names = ("cell", "klass", "verdict", "expected", "level")
-    cols = [_escaped(frame[c].tolist()) for c in names]
+    cols = [esc.each(frame[c].tolist()) for c in names]
     cols += [seconds.tolist(), [escape(d[:LINE_CUT]) for d in _detail(frame)], list(attrs)]
     return "\n".join(
         f'<tr id="{c}" {a} class="k-{k}">'
@@ -304,22 +324,21 @@ def _rows(frame: pd.DataFrame, attrs: Sequence[str]) -> str:
     )
 
 
-def _table(frame: pd.DataFrame, attrs: Sequence[str]) -> str:
+def _table(frame: pd.DataFrame, attrs: Sequence[str], esc: Escaped) -> str:
     widths = ("28%", "17%", "17%", "10%", "6%", "22%")
     cols = "".join(f'<col style="width:{w}">' for w in widths)
     head = "<tr><th>cell<th>verdict<th>expected<th>evidence<th>seconds<th>detail"
     return (
         f'<table id="results"><colgroup>{cols}</colgroup><thead>{head}</thead><tbody>\n'
-        f"{_rows(frame, attrs)}\n</tbody></table>"
+        f"{_rows(frame, attrs, esc)}\n</tbody></table>"
     )
 
 
 # ---------------------------------------------------------------- the detail data
 
 
-def _json(value: Any) -> str:
+def _script_safe(text: str) -> str:
     """JSON that cannot end its <script> element (`</script>`, `<!--`)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
@@ -327,30 +346,52 @@ def _fix_key(sig: str, framework: str, cuda: str, cudnn: str) -> str:
     return f"{sig}|{framework}|{cuda}|{cudnn}" if sig else ""
 
 
-def detail_data(frame: pd.DataFrame, catalog: Sequence[Signature]) -> dict[str, Any]:
-    """Per cell what its detail shows; the catalog's cause and the stack's fix steps once each."""
+# json.dumps(..., ensure_ascii=False, separators=(",", ":")), as one encoder.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# Per cell: detail key -> frame column (or a column detail_json derives).
+_DETAIL = {
+    "id": "cell", "outcome": "outcome", "level": "level", "expected": "expected",
+    "because": "because", "verdict": "verdict", "stage": "obs_stage", "signature": "signature",
+    "line": "line", "fix": "fix", "driver": "target", "host_driver": "driver", "gpu": "gpu",
+    "image": "image", "backend": "backend", "reproduce": "reproduce",
+}  # fmt: skip
+
+
+def _members(key: str, values: list[str]) -> list[str]:
+    """`"key":value` for each value, as json.dumps writes an object's member."""
+    name = _ENCODER.encode(key)
+    return each_once(lambda v: f"{name}:{_ENCODER.encode(v)}", values)
+
+
+def detail_json(frame: pd.DataFrame, catalog: Sequence[Signature]) -> str:
+    """Per cell what its detail shows; the catalog's cause and the stack's fix steps once each.
+    The text json.dumps writes for {"cells": [...], "fixes": ..., "signatures": ...}, written a
+    cell at a time from encoded columns: 100,000 dicts of 16 keys took a second to build and
+    encode."""
     by_id = {s.id: s for s in catalog}
-    cols = (
-        "cell", "klass", "level", "expected", "because", "verdict", "obs_stage", "signature",
-        "obs_line", "target", "driver", "gpu", "image", "backend", "framework", "cuda",
-        "cudnn_installed", "error",
-    )  # fmt: skip
-    cells, fixes = [], {}
-    for row in zip(*(frame[c].tolist() for c in cols), strict=True):
-        (cell, klass, level, expected, because, verdict, stage, sig, line, target, driver,
-         gpu, image, backend, framework, cuda, cudnn, error) = row  # fmt: skip
-        key = _fix_key(sig, framework, cuda, cudnn)
+    names = ("cell", "klass", "level", "expected", "because", "verdict", "obs_stage", "signature",
+             "obs_line", "target", "driver", "gpu", "image", "backend", "error")  # fmt: skip
+    col = {c: frame[c].tolist() for c in names}
+    combos = list(zip(col["signature"], *(frame[c].tolist() for c in _FIX_PARTS), strict=True))
+    keys = {c: _fix_key(*c) for c in dict.fromkeys(combos)}  # in the order rows first have them
+    fixes = {}
+    for (sig, framework, cuda, cudnn), key in keys.items():
         if key and key not in fixes and sig in by_id:
             fixes[key] = fix_steps(by_id[sig].fix, advice_for(framework, cuda, cudnn))
-        cells.append({
-            "id": cell, "outcome": KLASSES.get(klass, (klass,))[0], "level": level,
-            "expected": expected, "because": because, "verdict": verdict, "stage": stage,
-            "signature": sig, "line": line or error, "fix": key, "driver": target,
-            "host_driver": driver, "gpu": gpu, "image": image, "backend": backend,
-            "reproduce": _reproduce(cell, backend) if cell_id_ok(cell) else "",
-        })  # fmt: skip
+    col["fix"] = [keys[c] for c in combos]
+    col["outcome"] = [KLASSES.get(k, (k,))[0] for k in col["klass"]]
+    col["line"] = [line or err for line, err in zip(col["obs_line"], col["error"], strict=True)]
+    col["reproduce"] = frame["reproduce"].tolist()
+    members = [_members(key, col[c]) for key, c in _DETAIL.items()]
+    cells = "},{".join(map(",".join, zip(*members, strict=True)))
     signatures = {s.id: {"title": s.title, "cause": s.cause} for s in catalog}
-    return {"cells": cells, "fixes": fixes, "signatures": signatures}
+    return (
+        f'{{"cells":[{"{" + cells + "}" if len(frame) else ""}],'
+        f'"fixes":{_ENCODER.encode(fixes)},"signatures":{_ENCODER.encode(signatures)}}}'
+    )
+
+
+_FIX_PARTS = ("framework", "cuda", "cudnn_installed")
 
 
 # ---------------------------------------------------------------- the page
@@ -372,7 +413,8 @@ def render_page(
 ) -> str:
     """The page; with a release grid, it opens on that grid (above the stack x scenario one)."""
     titles = {s.id: s.title for s in catalog}
-    attrs = _attrs(frame)
+    esc = Escaped()
+    attrs, labels = _attrs(frame, esc), stack_labels(frame)
     section = ""
     if grid is not None:
         glyphs = {k: glyph for k, (_, _, glyph) in KLASSES.items()}
@@ -382,9 +424,10 @@ def render_page(
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>stackmatrix report</title><style>{_STYLE}{GRID_CSS}{_klass_css()}</style>"
         f"</head><body>\n<h1>stackmatrix report</h1>\n{_header(pairs, counts)}\n{section}\n"
-        f"{_filters(frame, titles)}\n{_legend()}\n{_grid(frame, attrs)}\n"
+        f"{_filters(frame, titles, labels, esc)}\n{_legend()}\n"
+        f"{_grid(frame, attrs, labels, esc)}\n"
         '<section id="detail" hidden><h2 id="d-title"></h2><dl id="d-list"></dl></section>\n'
-        f"{_table(frame, attrs)}\n"
-        f'<script type="application/json" id="data">{_json(detail_data(frame, catalog))}'
+        f"{_table(frame, attrs, esc)}\n"
+        f'<script type="application/json" id="data">{_script_safe(detail_json(frame, catalog))}'
         f"</script>\n<script>{_SCRIPT}{GRID_SCRIPT}</script></body></html>\n"
     )

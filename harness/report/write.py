@@ -7,7 +7,9 @@ ReportSummary for the CLI to print.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import gc
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,22 @@ def read_snapshot(out: Path) -> Any:
         return None  # a damaged snapshot only costs the diff, not the report
 
 
+@contextmanager
+def cycles_uncollected() -> Iterator[None]:
+    """Python's cycle collector paused: the report holds millions of objects (records, rows,
+    texts) for its whole run and makes no cycles worth collecting, and each collection walks
+    them all again (a third of the CPU time on 100,000 cells). Reference counting still frees
+    everything; collection resumes after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@cycles_uncollected()
 def write_all(
     results: Sequence[Path],
     out: Path,

@@ -99,6 +99,10 @@ def test_the_journal_reader_never_dies_on_a_line(tmp_path: Path, lines: list[byt
         (GOOD.replace('"exit_code": 0', '"exit_code": ' + "9" * 30, 1), "out of range"),
         (GOOD.replace('"drift": false', '"drift": "false"', 1), "drift is str"),
         (re.sub(r'"seconds": [0-9.]+', '"seconds": NaN', GOOD, count=1), "not JSON"),
+        (re.sub(r'"seconds": [0-9.]+', '"seconds": true', GOOD, count=1), "seconds is bool"),
+        (GOOD.replace('"exit_code": 0', '"exit_code": 0.5', 1), "exit_code is float"),
+        ("\ufeff" + GOOD, "not JSON (Unexpected UTF-8 BOM"),  # only the first line may have one
+        (GOOD.replace("{", '{"x": ' + "[" * 64 + "]" * 64 + ", ", 1), "nested more than 64"),
     ],
 )
 def test_a_bad_line_is_skipped_counted_and_placed(tmp_path: Path, line: str, why: str) -> None:
@@ -108,6 +112,31 @@ def test_a_bad_line_is_skipped_counted_and_placed(tmp_path: Path, line: str, why
     [skipped] = got.skipped
     assert skipped.line == 2 and why in skipped.why, skipped
     assert str(skipped).startswith(f"{tmp_path / 'journal.jsonl'}:2: warning:")
+
+
+def test_a_record_64_deep_is_read(tmp_path: Path) -> None:
+    line = GOOD.replace("{", '{"x": ' + "[" * 63 + "]" * 63 + ", ", 1)
+    (tmp_path / "journal.jsonl").write_text(line + "\n", encoding="utf-8")
+    assert len(journal.read(tmp_path).records) == 1
+
+
+def _deepest(value: object) -> int:
+    if isinstance(value, dict):
+        value = list(value.values())
+    return 1 + max(map(_deepest, value), default=0) if isinstance(value, list) else 0
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner),
+    max_leaves=40,
+)
+
+
+@SETTINGS
+@given(json_values, st.integers(min_value=0, max_value=6))
+def test_depth_is_the_deepest_nesting(value: object, limit: int) -> None:
+    assert inputs.depth(value, limit) == (_deepest(value) <= limit)
 
 
 def test_bom_and_line_separator_keep_the_record(tmp_path: Path) -> None:
