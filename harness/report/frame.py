@@ -267,11 +267,12 @@ def _stack_order(stacks: Mapping[str, Stack]) -> list[str]:
 def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
     """Stack parts, verdicts, classes and evidence levels; rows sorted by stack, then scenario."""
     codes, slugs = pd.factorize(frame["stack"])
-    # None where `clean` took control characters out of a slug: it names no stack any more
+    # None where `clean` took control characters out of a slug: it names no stack any more,
+    # and its parts are "" (a text column holds text: the page escapes each, and None is none)
     known = [stacks.get(slug) for slug in slugs]
     for part, value in _PARTS.items():
-        per_stack = [value(s) if s else None for s in known]
-        frame[part] = np.array([*per_stack, None], dtype=object)[codes]  # code -1: no stack
+        per_stack = [value(s) if s else "" for s in known]
+        frame[part] = np.array([*per_stack, ""], dtype=object)[codes]  # code -1: no stack
     exp = [frame[c] for c in ("exp_outcome", "exp_signature", "exp_stage")]
     frame["expected"] = _per_distinct(expected_text, *exp)
     seen = [frame[c] for c in ("status", "obs_signature", "obs_stage")]
@@ -291,7 +292,9 @@ def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
 
 def _sorted(frame: pd.DataFrame, stack_order: list[str]) -> pd.DataFrame:
     """By stack (version order), then scenario; integer codes sort far faster than strings."""
-    stack = pd.Categorical(frame["stack"], categories=stack_order).codes
+    # -1 (first) for a stack the order lacks: one whose slug lost control characters
+    order = {slug: i for i, slug in enumerate(stack_order)}
+    stack = frame["stack"].map(order).fillna(-1).to_numpy(dtype=np.int64)
     scenario = pd.factorize(frame["scenario"], sort=True)[0]
     return frame.take(np.lexsort((scenario, stack))).reset_index(drop=True)
 

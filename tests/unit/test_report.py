@@ -542,6 +542,23 @@ def test_junit_survives_control_characters(tmp_path: Path) -> None:
     assert failure.text.startswith("decisive line: boom <&> \ufffd end\nreproduce: ")
 
 
+def test_a_stack_whose_name_loses_control_characters_is_reported_without_them(
+    tmp_path: Path,
+) -> None:
+    """A record whose cell id and stack both carry a control character: cleaned, its stack
+    names no stack any more. Its parts are empty text, not None (the page's filters escaped
+    None and the report died with a traceback)."""
+    rec = result(f"{T1}/baseline", "passed", observed(Outcome.PASS))
+    rec["cell"] = f"zz\x07{T1}/baseline"
+    rec["stack"]["framework"] = "zz\x07torch"
+    report([journal(tmp_path / "r", [rec])], tmp_path / "out")
+    rows = csv_rows(tmp_path / "out")
+    assert rows[f"zz{T1}/baseline"]["framework"] == ""
+    for page in (tmp_path / "out").iterdir():
+        if page.is_file():
+            assert "\x07" not in page.read_text(encoding="utf-8"), page.name
+
+
 def test_csv_has_one_row_per_cell_and_the_columns(shards: list[Path], tmp_path: Path) -> None:
     report(shards, tmp_path / "out")
     rows = csv_rows(tmp_path / "out")
