@@ -84,7 +84,8 @@ def main() -> int:
             cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         assert proc.stdout is not None
-        for line in proc.stdout:
+        for raw in proc.stdout:
+            line = raw.replace(str(ROOT), ".")  # the log names the checkout, not this machine
             out.write(f"{time.monotonic() - t0:8.1f} {line}")
             out.flush()
         code = proc.wait()
