@@ -52,6 +52,14 @@ _PIP_SOURCES = frozenset(
 )
 _SAVED = re.compile(r"^(?:Saved|File was already downloaded) (\S+\.whl)\s*$")
 _NO_DIST = re.compile(r"No matching distribution found for (\S+)")
+# pip's retries name why the index could not be reached (urllib3's NewConnectionError,
+# ConnectTimeoutError, ProxyError, SSLError): then "no matching distribution" says nothing of
+# the index, only that this machine could not ask it
+_UNREACHABLE = re.compile(
+    r"(Failed to establish a new connection: [^')\n]*|Temporary failure in name resolution"
+    r"|Network is unreachable|Connection refused|Connection to \S+ timed out[^')\n]*"
+    r"|ProxyError\('[^'\n]*|SSLError\([^)\n]*|No route to host)"
+)
 
 
 class LockError(HarnessError):
@@ -200,6 +208,14 @@ def _pip_download(
             assert fault is not None
             raise fault
         missing = _NO_DIST.search(out)
+        unreachable = _UNREACHABLE.search(out)
+        if missing and unreachable:
+            raise LockError(
+                f"cannot reach {index} to fetch {missing.group(1)}: {unreachable.group(1)}",
+                help="this machine is offline or the index is blocked: run where the index is "
+                f"reachable, or bring the wheel into the wheel cache ({cache.dir}; "
+                "STACKMATRIX_CACHE moves it) from a machine that reached it",
+            )
         if missing:
             raise LockError(
                 f"no wheel for {missing.group(1)} on {index} (Python {python}, "

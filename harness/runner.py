@@ -177,7 +177,11 @@ def spec_for(
 ) -> RunSpec:
     """A run on a target: the probe, each other wheel's file the operations need, and a placed
     driver's folder, mounted read-only."""
-    argv = ("python", f"{PROBE_MOUNT}/stageprobe.py", target.stack.framework)
+    argv: tuple[str, ...] = ("python", f"{PROBE_MOUNT}/stageprobe.py", target.stack.framework)
+    if gpu and not any(isinstance(op, Driver) for op in ops):
+        # planned for the host's GPU: a run that finds none fails (the no-gpu-visible fault
+        # hides it), not a pass whose GPU stages skipped
+        argv += ("--gpu",)
     sources = mount_points(ops)
     mounts = [Mount(PROBE_DIR, PROBE_MOUNT)]
     mounts += [Mount(extract(wheels, target.lock, m.pin, m.member), t) for m, t in sources]

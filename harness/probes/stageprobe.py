@@ -2,7 +2,10 @@
 """stackmatrix staged probe: pins a GPU-stack failure to the stage where it surfaces.
 
 Runs inside the target with the standard library and the framework only. Usage:
-    python stageprobe.py torch|tensorflow
+    python stageprobe.py torch|tensorflow [--gpu]
+`--gpu`: the run was planned for a GPU, so finding none fails the devices stage (in the
+framework's own words where it has any) instead of skipping the GPU stages: a GPU job that
+silently runs on the CPU is the failure.
 One JSON line per event on stdout: {"probe": 1, "stage", "event": "start"} before a stage runs
 (so a crash inside it, e.g. SIGABRT in cuDNN, is still pinned to it), then {"probe": 1, "stage",
 "event": "end", "ok", "skipped", "seconds", "details", "error"}. Without a GPU the GPU stages end
@@ -125,13 +128,16 @@ def gate_line(gate):
     )
 
 
-def no_device(gate, own_error=None):
+def no_device(gate, own_error=None, want=False):
     """Without a device: a driver that refused the runtime is the failure (the framework's own
-    words first, when it has any); with no driver at all, or one that passed the version gate
-    and then found no device, discovery is done (found none) and the GPU stages skip. Returns
-    the gate record for the stage's details."""
-    if gate["libcuda"] is not None and gate.get("code") not in (None, 0, 100):
-        raise RuntimeError(f"{own_error}\n{gate_line(gate)}" if own_error else gate_line(gate))
+    words first, when it has any); so is finding none on a run planned for a GPU (`want`). With
+    no driver at all, or one that passed the version gate and then found no device, discovery
+    is done (found none) and the GPU stages skip. Returns the gate record for the stage's
+    details."""
+    refused = gate["libcuda"] is not None and gate.get("code") not in (None, 0, 100)
+    if refused or want:
+        found = gate_line(gate) if gate["libcuda"] is not None else gate.get("libcuda_error")
+        raise RuntimeError(f"{own_error}\n{found}" if own_error else str(found))
     gate["verdict"] = (
         f"the driver passed the version gate: {gate_line(gate)}"
         if gate["libcuda"] is not None
@@ -263,12 +269,14 @@ def torch_devices(ctx):
     if not ctx["device"]:
         gate = driver_gate()
         own = None
-        if gate["libcuda"] is not None and gate.get("code") not in (None, 0, 100):
+        if ctx.get("want_gpu") or (
+            gate["libcuda"] is not None and gate.get("code") not in (None, 0, 100)
+        ):
             try:
                 torch.cuda.init()  # torch's own words for what the driver said
             except Exception as exc:
                 own = str(exc)
-        info["gate"] = no_device(gate, own)
+        info["gate"] = no_device(gate, own, want=ctx.get("want_gpu", False))
     if ctx["device"]:
         info["names"] = [torch.cuda.get_device_name(i) for i in range(count)]
         info["capability"] = [list(torch.cuda.get_device_capability(i)) for i in range(count)]
@@ -286,7 +294,13 @@ def torch_need_device(ctx):
 def torch_tensor_op(ctx):
     torch = torch_need_device(ctx)
     a = torch.randn(512, 512)
-    got = (a.cuda() @ a.cuda()).cpu()
+    dev = a.cuda()
+    # torch's own kernel first (a build with no code for this GPU fails here, in its own
+    # words), then the math library's (cuBLAS)
+    twice = (dev + dev).cpu()
+    if not torch.equal(twice, a + a):
+        raise RuntimeError("GPU addition differs from CPU")
+    got = (dev @ dev).cpu()
     torch.cuda.synchronize()
     err = float((got - a @ a).abs().max())
     if not err < 1e-2:
@@ -302,7 +316,7 @@ def torch_cudnn_conv(ctx):
     ref = conv(x)
     got = conv.cuda()(x.cuda()).cpu()
     torch.cuda.synchronize()
-    err = float((got - ref).abs().max())
+    err = float((got - ref).abs().max().detach())
     if not err < 1e-2:
         raise RuntimeError(f"cuDNN convolution differs from CPU by {err}")
     return {"max_abs_diff": err, "benchmark": torch.backends.cudnn.benchmark}
@@ -414,7 +428,7 @@ def tf_devices(ctx):
     ctx["device"] = bool(gpus)
     info = {"count": len(gpus), "available": bool(gpus), "names": [g.name for g in gpus]}
     if not gpus:  # TF's own log says only "no device" (cuInit first): ask the runtime it ships
-        info["gate"] = no_device(driver_gate())
+        info["gate"] = no_device(driver_gate(), want=ctx.get("want_gpu", False))
     for g in gpus:
         tf.config.experimental.set_memory_growth(g, True)
     if gpus:
@@ -534,11 +548,11 @@ FRAMEWORKS = {"torch": torch_stages, "tensorflow": tensorflow_stages}
 
 
 def main(argv):
-    if len(argv) != 2 or argv[1] not in FRAMEWORKS:
-        sys.stderr.write(f"usage: {argv[0]} {'|'.join(FRAMEWORKS)}\n")
+    if len(argv) not in (2, 3) or argv[1] not in FRAMEWORKS or argv[2:] not in ([], ["--gpu"]):
+        sys.stderr.write(f"usage: {argv[0]} {'|'.join(FRAMEWORKS)} [--gpu]\n")
         return 2
     stages = FRAMEWORKS[argv[1]]()
-    ctx = {}
+    ctx = {"want_gpu": argv[2:] == ["--gpu"]}
     failed = None
     for stage in STAGES:
         if failed is not None:

@@ -1,5 +1,6 @@
 """The staged probe in the real smoke images (built or found by `harness build`), no GPU here:
-baselines pass with the GPU stages skipped, and torch meets the older cuDNN at build_info."""
+baselines pass with the GPU stages skipped, a run planned for a GPU (`--gpu`) fails at devices
+in the framework's words, and torch meets the older cuDNN at build_info."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from harness.backends.engine import Engine
 from harness.events import parse
 from harness.model import Mount, ProbeReport, Stage
+from harness.signatures import classify, read_catalog
 from tests.conftest import ROOT, harness_build, in_stack
 
 pytestmark = pytest.mark.slow
@@ -23,15 +25,23 @@ def smoke_images() -> dict[str, dict[str, str]]:
     return harness_build()
 
 
-def probe(backend: Engine, built: dict[str, str], framework: str) -> tuple[int | None, ProbeReport]:
+def probe(
+    backend: Engine, built: dict[str, str], framework: str, *more: str
+) -> tuple[int | None, ProbeReport]:
+    return probe_output(backend, built, framework, *more)[:2]
+
+
+def probe_output(
+    backend: Engine, built: dict[str, str], framework: str, *more: str
+) -> tuple[int | None, ProbeReport, str]:
     done = in_stack(
         backend,
         built,
-        ["python", "/probe/stageprobe.py", framework],
+        ["python", "/probe/stageprobe.py", framework, *more],
         mounts=(Mount(Path(PROBE.parent), "/probe"),),
     )
     stdout = "\n".join(ln for ln in done.output.splitlines() if ln.startswith('{"probe"'))
-    return done.exit_code, parse(stdout)
+    return done.exit_code, parse(stdout), done.output
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +78,46 @@ def test_baseline_passes_with_gpu_stages_skipped(
     assert loaded and all(p.startswith("/opt/stack/") for p in loaded.values())
     # torch loads its cuDNN at build_info; TensorFlow without a GPU never does.
     assert api["loaded_by_framework"] is (framework == "torch")
+
+
+@pytest.mark.parametrize(
+    ("slug", "framework", "words"),
+    [
+        # torch's own error from torch.cuda.init(), then what the CUDA runtime it ships said
+        ("torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline", "torch", "Found no NVIDIA driver"),
+        ("tensorflow-2.21.0_cu12.5_cudnn9.3_py3.11_offline", "tensorflow", "libcuda.so.1: "),
+    ],
+)
+def test_a_run_planned_for_a_gpu_that_finds_none_fails_at_devices(
+    smoke_images: dict[str, dict[str, str]],
+    backend: Engine,
+    slug: str,
+    framework: str,
+    words: str,
+) -> None:
+    """The probe with `--gpu` (the runner adds it to runs planned for the host's GPU) where
+    there is none: the GPU job that would silently run on the CPU fails at devices, and the
+    catalog names it, not a pass whose GPU stages skipped (as a GPU host's no-gpu-visible
+    cell first showed)."""
+    code, report, output = probe_output(backend, smoke_images[slug], framework, "--gpu")
+    assert code == 1 and report.failed_stage is Stage.DEVICES
+    failed = next(e for e in report.events if e.stage is Stage.DEVICES)
+    assert failed.error_message is not None and words in failed.error_message
+    printed = [ln for ln in output.splitlines() if not ln.startswith('{"probe"')]
+    text = "\n".join([*printed, failed.traceback or ""])  # what the runner classifies
+    verdict = classify(text, read_catalog(ROOT / "scenarios" / "signatures.yaml"))
+    assert verdict.signature == "no_gpu_or_driver"
+    later = [e for e in report.events if e.stage.order > Stage.DEVICES.order]
+    assert later and all(e.skipped == "not run: devices failed" for e in later)
+
+
+def test_the_probe_refuses_an_argument_it_does_not_know(
+    smoke_images: dict[str, dict[str, str]], backend: Engine
+) -> None:
+    code, report, output = probe_output(
+        backend, smoke_images["torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline"], "torch", "--gpus"
+    )
+    assert code == 2 and not report.events and "usage:" in output
 
 
 def test_torch_meets_an_older_cudnn_at_build_info(

@@ -252,3 +252,23 @@ def test_a_held_cache_lock_ends_in_a_lock_error(
     with FileLock(tmp_path / ".memo.lock"), pytest.raises(LockError, match="waited") as err:
         cache.sha256("a-1-py3-none-any.whl")
     assert "STACKMATRIX_CACHE" in (err.value.help or "")
+
+
+def test_an_unreachable_index_is_named_as_such_not_as_a_missing_wheel(tmp_path: Path) -> None:
+    """Real pip against an index nothing listens on (as on a machine with no network): the
+    error says the index could not be reached and why, not that the version has no wheel."""
+    cache = WheelCache(tmp_path / "wheels")
+    index = "http://127.0.0.1:9/simple"
+    with pytest.raises(LockError) as err:
+        lockmod._pip_download(
+            ["--retries", "1", "--no-deps", "nvidia-cudnn-cu13==9.13.0.50"],
+            index=index,
+            python="3.11",
+            plats=["manylinux_2_17_x86_64"],
+            cache=cache,
+        )
+    text = str(err.value)
+    assert text.startswith(f"cannot reach {index} to fetch nvidia-cudnn-cu13==9.13.0.50: ")
+    assert "Connection refused" in text
+    assert "no wheel for" not in text
+    assert "offline" in (err.value.help or "")

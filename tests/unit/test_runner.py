@@ -22,6 +22,7 @@ from harness.journal import append, finished, records, results
 from harness.lock import WheelCache
 from harness.model import (
     Cell,
+    Driver,
     DriverTarget,
     Evidence,
     Expectation,
@@ -30,6 +31,7 @@ from harness.model import (
     Gpu,
     Lock,
     Machine,
+    NoGpu,
     Observed,
     Outcome,
     Plan,
@@ -42,8 +44,8 @@ from harness.model import (
     Status,
     Where,
 )
-from harness.runner import Loop, drifted, run_plan, work
-from harness.signatures import read_catalog
+from harness.runner import Loop, drifted, run_plan, spec_for, work
+from harness.signatures import classify, read_catalog
 from tests.conftest import ROOT, TORCH_STACK
 
 CATALOG = read_catalog(ROOT / "scenarios" / "signatures.yaml")
@@ -519,3 +521,51 @@ def test_drift(
         signature=signature,
     )
     assert drifted(expected, status, observed) is drift
+
+
+def test_a_run_planned_for_the_hosts_gpu_tells_the_probe_so(tmp_path: Path) -> None:
+    """`--gpu` on runs planned for a GPU, so finding none fails (the no-gpu-visible cell on a
+    GPU host passed before: the GPU stages skipped); never on a placed driver's run, which is
+    given no device by design."""
+    lock = Lock(
+        slug=TORCH_STACK.slug,
+        requirements=(),
+        overrides=(),
+        index="https://example.org/simple",
+        python=TORCH_STACK.python,
+        platforms=(),
+        wheels=(),
+    )
+    target = Target(stack=TORCH_STACK, ref="r", identity="i", lock=lock)
+    wheels = WheelCache(tmp_path / "cache")
+    assert spec_for((), target, wheels, gpu=True).argv[-1] == "--gpu"
+    assert spec_for((NoGpu(),), target, wheels, gpu=True).argv[-1] == "--gpu"
+    assert "--gpu" not in spec_for((), target, wheels, gpu=False).argv
+    placed = (NoGpu(), Driver(version="535.104.05", links=()))
+    spec = spec_for(placed, target, wheels, gpu=True, drivers=lambda v: tmp_path)
+    assert "--gpu" not in spec.argv
+
+
+def test_the_probe_fails_a_run_planned_for_a_gpu_that_finds_none_in_the_runtimes_words() -> None:
+    from harness.probes import stageprobe
+
+    gate = {
+        "libcuda": "/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04",
+        "driver_api": 13000,
+        "cudart": "/opt/stack/nvidia/cu13/lib/libcudart.so.13",
+        "runtime": 13000,
+        "code": 100,
+        "name": "cudaErrorNoDevice",
+        "message": "no CUDA-capable device is detected",
+    }
+    assert "passed the version gate" in stageprobe.no_device(dict(gate))["verdict"]
+    with pytest.raises(RuntimeError) as err:
+        stageprobe.no_device(dict(gate), "No CUDA GPUs are available", want=True)
+    text = str(err.value)
+    assert text.startswith("No CUDA GPUs are available\ncudaGetDeviceCount returned 100")
+    catalog = read_catalog(ROOT / "scenarios" / "signatures.yaml")
+    assert classify(f"RuntimeError: {text}", catalog).signature == "no_gpu_or_driver"
+    driverless = {"libcuda": None, "libcuda_error": "libcuda.so.1: cannot open shared object file"}
+    with pytest.raises(RuntimeError, match=r"^libcuda\.so\.1: cannot open"):
+        stageprobe.no_device(driverless, want=True)
+    assert stageprobe.main(["stageprobe.py", "torch", "--gpus"]) == 2
