@@ -357,3 +357,63 @@ def test_a_line_alike_but_for_its_digits_is_noise_only_by_its_own_digits(
     catalog = dataclasses.replace(CATALOG, noise=(Pattern(regex=regex, needle="out of memory"),))
     text = "".join(f"RuntimeError: CUDA error: out of memory ({n})\n" for n in (7, 8))
     assert classify(text, catalog).signature == expected
+
+
+# ---------------------------------------------------------------- message families (issue h24d)
+
+
+def test_a_launcher_wrapper_is_never_the_decisive_line_when_the_nccl_error_inside_is_known() -> (
+    None
+):
+    nccl = "[0] misc/socket.cc:71 NCCL WARN socketProgress: Connection closed by remote peer x<1>"
+    for wrapper in (
+        (
+            "torch.multiprocessing.spawn.ProcessRaisedException:",
+            "",
+            "-- Process 0 terminated with the following error:",
+        ),
+        ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",),
+    ):
+        sig, line, _ = verdict_of(nccl, "Traceback (most recent call last):", *wrapper)
+        assert (sig, line) == ("nccl_error", nccl[4:])
+
+
+def test_the_bfc_allocators_not_a_failure_warning_is_no_oom_but_its_failure_is() -> None:
+    warned = (
+        "2020-06-01 20:07:58.089327: W tensorflow/core/common_runtime/bfc_allocator.cc:239] "
+        "Allocator (GPU_0_bfc) ran out of memory trying to allocate 45.53MiB with freed_by_count=0."
+        " The caller indicates that this is not a failure, but may mean that there could be "
+        "performance gains if more memory were available."
+    )
+    assert verdict_of(warned, "Epoch 1/10", "10/10 [====] - loss: 0.1") == ("unknown", None, ())
+    failed = (
+        "2024-01-01 10:00:00.1: W external/local_tsl/tsl/framework/bfc_allocator.cc:485] "
+        "Allocator (GPU_0_bfc) ran out of memory trying to allocate 20.00MiB (rounded to "
+        "20971520)requested by op Conv2D"
+    )
+    assert verdict_of(failed)[0] == "gpu_oom"
+
+
+def test_container_toolkit_lines() -> None:
+    # the toolkit's own info line is no failure
+    assert verdict_of("Auto-detected mode as 'legacy'") == ("unknown", None, ())
+    for line in (
+        "nvidia-container-cli: detection error: nvml error: unknown error: unknown.",
+        "nvidia-container-cli: ldcache error: open failed: /sbin/ldconfig.real: no such file",
+    ):
+        assert verdict_of(line)[0] == "container_gpu_access"
+    too_old = "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.2, please"
+    assert verdict_of(too_old)[0] == "driver_too_old"
+
+
+def test_no_cuda_gpus_are_available_is_no_gpu() -> None:
+    assert verdict_of("RuntimeError: No CUDA GPUs are available")[0] == "no_gpu_or_driver"
+
+
+def test_cublas_create_internal_error_stays_unknown() -> None:
+    """cublasCreate's CUBLAS_STATUS_INTERNAL_ERROR comes from out of memory, from a GPU the build
+    has no code for and from driver/toolkit mismatches alike: no signature claims it."""
+    line = (
+        "RuntimeError: CUDA error: CUBLAS_STATUS_INTERNAL_ERROR when calling `cublasCreate(handle)`"
+    )
+    assert verdict_of(line)[0] == "unknown"
