@@ -464,6 +464,11 @@ def report_origin(matrix_path: str, env: Mapping[str, str]) -> Origin:
         where = str(Path(matrix_path).resolve().parent)
         done = proc.run(["git", "-C", where, "rev-parse", "--short=12", "HEAD"], timeout=10)
         commit = done.stdout.strip() if done.returncode == 0 else ""
+        # what decides a result, changed since that commit: the report was not made by it
+        what = ["harness", "scenarios", "images", Path(matrix_path).name]
+        diff = ["git", "-C", where, "diff", "--quiet", "HEAD", "--", *what]
+        if commit and proc.run(diff, timeout=10).returncode == 1:
+            commit += " with uncommitted changes"
     try:
         digest = "sha256:" + hashlib.sha256(Path(matrix_path).read_bytes()).hexdigest()[:16]
     except OSError:

@@ -866,3 +866,36 @@ def test_github_annotations_and_groups(
     out = capsys.readouterr().out
     assert out.startswith("::group::stackmatrix report\n") and "::endgroup::\n" in out
     assert f"::error title=stackmatrix drift::{TF}/missing-cudnn: expected fail" in out
+
+
+def test_the_header_says_when_the_code_differs_from_its_commit(tmp_path: Path) -> None:
+    """A report made by a working tree whose harness, scenarios, images or matrix differ from
+    HEAD does not name HEAD alone as its maker (a real git repository); a changed report or
+    journal beside them does not count."""
+    import subprocess
+
+    from harness.cli import report_origin
+
+    def git(*args: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(tmp_path), *args], capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+    git("init", "-q")
+    for name in ("matrix.yaml", "scenarios/a.yaml", "reports/r.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x\n")
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "c")
+    head = git("rev-parse", "--short=12", "HEAD")
+    matrix = str(tmp_path / "matrix.yaml")
+    env = {"PATH": os.environ["PATH"]}
+    assert report_origin(matrix, env).commit == head
+    (tmp_path / "reports/r.md").write_text("regenerated\n")
+    assert report_origin(matrix, env).commit == head
+    (tmp_path / "scenarios/a.yaml").write_text("changed\n")
+    assert report_origin(matrix, env).commit == f"{head} with uncommitted changes"
+    assert report_origin(matrix, {**env, "GITHUB_SHA": "0123456789abcdef"}).commit == (
+        "0123456789ab"
+    )
