@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from harness.compat import Knowledge, driver_reason
-from harness.doctor.cudnn import framework_cudnn, wheel_folder
+from harness.doctor.cudnn import cudnn_accepts, framework_cudnn, wheel_folder
 from harness.doctor.facts import (
     Facts,
     Finding,
@@ -210,7 +210,52 @@ def _framework(fw: FrameworkFacts, facts: Facts, kb: Knowledge, catalog: Catalog
     out += _driver_for(fw, facts, kb)
     out += _arch(fw, facts)
     out += framework_cudnn(fw, facts, kb)
+    out += _fallbacks(fw, facts)
     return out
+
+
+def _fallbacks(fw: FrameworkFacts, facts: Facts) -> Iterator[Finding]:
+    """A library the framework loads from its wheel that the loader also finds by bare name
+    elsewhere (the system's folders, ld.so.cache): were the wheel's copy gone or broken, that
+    copy would load instead (ld.so(8): RUNPATH, then the cache and the default folders). A
+    cuDNN the framework's own check refuses turns "cuDNN missing" into a version mismatch;
+    any other stands in and hides the missing file (both seen on a GPU host with a system
+    cuDNN and a CUDA toolkit in the cache: reports/evidence/full)."""
+    wheel = {c.real for c in facts.libraries if c.origin is Origin.WHEEL}
+    wheel |= {c.path for c in facts.libraries if c.origin is Origin.WHEEL}
+    # after RUNPATH (LD_PRELOAD and LD_LIBRARY_PATH come before it: framework_cudnn's overrides)
+    ordered = [
+        c for c in search_order(facts.libraries) if c.origin in (Origin.CACHE, Origin.SYSTEM)
+    ]
+    said: set[str] = set()
+    for name, path in fw.loaded:
+        lib = "libcudnn" if family(name).startswith("libcudnn") else family(name)
+        if path not in wheel or lib in said:
+            continue
+        other = next((c for c in ordered if c.name == name and c.real not in wheel), None)
+        if other is None:
+            continue
+        said.add(lib)
+        refused = (
+            lib == "libcudnn"
+            and fw.built_cudnn is not None
+            and other.version is not None
+            and not cudnn_accepts(fw.built_cudnn, other.version)
+        )
+        then = (
+            f"which {fw.name} (built with cuDNN {fw.built_cudnn}) refuses: a version mismatch "
+            "where the wheel's cuDNN is missing"
+            if refused
+            else "and the run goes on with it: a missing or broken wheel file does not show"
+        )
+        yield Finding(
+            severity=Severity.WARN if refused else Severity.INFO,
+            topic=fw.name,
+            signature="cudnn_version_mismatch" if refused else None,
+            message=f"{fw.name} loads {name} from its wheel; without that copy the loader takes "
+            f"{other.path} ({other.where}, {other.version or 'version unknown'}), {then}",
+            evidence=(("wheel's copy", path), ("fallback", f"{other.where}: {other.real}")),
+        )
 
 
 def _failure(fw: FrameworkFacts, catalog: Catalog) -> Finding:

@@ -497,3 +497,44 @@ def test_sub_libraries_take_their_folders_graph_version(monkeypatch: pytest.Monk
         "libcudnn_graph.so.9": ("9.26.0", "cudnnGetVersion"),
         "libcudnn_ops.so.9": ("9.26.0", "as its folder's libcudnn_graph.so.9"),
     }
+
+
+# ---------------------------------------------------------------- fallbacks behind the wheel
+
+
+def test_an_older_system_cudnn_behind_the_wheels_turns_a_missing_cudnn_into_a_mismatch() -> None:
+    """As on the H200 host of reports/evidence: the wheel's cuDNN 9.19 loaded, the system's
+    9.14 in /usr/lib/x86_64-linux-gnu (the loader cache): without the wheel's copy torch loads
+    that one and refuses it."""
+    wheel = f"{SP}/nvidia/cudnn/lib/libcudnn.so.9"
+    system = "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"
+    libs = (lib(wheel, Origin.WHEEL, "9.26.0"), lib(system, Origin.CACHE, "9.14.0"))
+    f = one(findings(facts(libs=libs, frameworks=(TORCH,)), KB, CATALOG), "cudnn_version_mismatch")
+    assert f.severity is Severity.WARN and f.topic == "torch"
+    assert f"the loader takes {system} (ld.so.cache, 9.14.0)" in f.message
+    assert "built with cuDNN 9.26.0" in f.message
+    assert ("fallback", f"ld.so.cache: {system}") in f.evidence
+
+
+def test_a_system_copy_the_framework_accepts_hides_a_missing_wheel_file() -> None:
+    wheel = f"{SP}/nvidia/cu13/lib/libcublas.so.13"
+    system = "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcublas.so.13"
+    fw = replace(TORCH, loaded=(("libcublas.so.13", wheel),))
+    libs = (lib(wheel, Origin.WHEEL, "13.1.0"), lib(system, Origin.CACHE, "13.1.0"))
+    found = findings(facts(libs=libs, frameworks=(fw,)), KB, CATALOG)
+    [f] = [f for f in found if "loads libcublas.so.13 from its wheel" in f.message]
+    assert f.severity is Severity.INFO and f.signature is None
+    assert "does not show" in f.message
+
+
+def test_no_fallback_finding_without_another_copy_or_for_one_on_ld_library_path() -> None:
+    wheel = f"{SP}/nvidia/cudnn/lib/libcudnn.so.9"
+    alone = findings(
+        facts(libs=(lib(wheel, Origin.WHEEL, "9.26.0"),), frameworks=(TORCH,)), KB, CATALOG
+    )
+    assert not [f for f in alone if "from its wheel" in f.message]
+    ahead = lib("/opt/cudnn/lib/libcudnn.so.9", Origin.LD_LIBRARY_PATH, "9.14.0")
+    found = findings(
+        facts(libs=(lib(wheel, Origin.WHEEL, "9.26.0"), ahead), frameworks=(TORCH,)), KB, CATALOG
+    )
+    assert not [f for f in found if "from its wheel" in f.message]
