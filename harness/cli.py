@@ -464,10 +464,11 @@ def report_origin(matrix_path: str, env: Mapping[str, str]) -> Origin:
         where = str(Path(matrix_path).resolve().parent)
         done = proc.run(["git", "-C", where, "rev-parse", "--short=12", "HEAD"], timeout=10)
         commit = done.stdout.strip() if done.returncode == 0 else ""
-        # what decides a result, changed since that commit: the report was not made by it
+        # what decides a result, changed or added since that commit: not made by it alone
         what = ["harness", "scenarios", "images", Path(matrix_path).name]
-        diff = ["git", "-C", where, "diff", "--quiet", "HEAD", "--", *what]
-        if commit and proc.run(diff, timeout=10).returncode == 1:
+        status = ["git", "-C", where, "status", "--porcelain", "--", *what]
+        changed = proc.run(status, timeout=10) if commit else None
+        if changed is not None and changed.returncode == 0 and changed.stdout.strip():
             commit += " with uncommitted changes"
     try:
         digest = "sha256:" + hashlib.sha256(Path(matrix_path).read_bytes()).hexdigest()[:16]

@@ -208,7 +208,9 @@ def _pip_download(
             assert fault is not None
             raise fault
         missing = _NO_DIST.search(out)
-        unreachable = _UNREACHABLE.search(out)
+        # "(from versions: none)": pip got no listing at all (an index that answered lists the
+        # versions it has), and its retries said why
+        unreachable = _UNREACHABLE.search(out) if "(from versions: none)" in out else None
         if missing and unreachable:
             raise LockError(
                 f"cannot reach {index} to fetch {missing.group(1)}: {unreachable.group(1)}",

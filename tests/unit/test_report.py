@@ -894,6 +894,9 @@ def test_the_header_says_when_the_code_differs_from_its_commit(tmp_path: Path) -
     assert report_origin(matrix, env).commit == head
     (tmp_path / "reports/r.md").write_text("regenerated\n")
     assert report_origin(matrix, env).commit == head
+    (tmp_path / "scenarios/b.yaml").write_text("added\n")
+    assert report_origin(matrix, env).commit == f"{head} with uncommitted changes"
+    (tmp_path / "scenarios/b.yaml").unlink()
     (tmp_path / "scenarios/a.yaml").write_text("changed\n")
     assert report_origin(matrix, env).commit == f"{head} with uncommitted changes"
     assert report_origin(matrix, {**env, "GITHUB_SHA": "0123456789abcdef"}).commit == (
