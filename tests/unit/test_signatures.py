@@ -359,7 +359,7 @@ def test_a_line_alike_but_for_its_digits_is_noise_only_by_its_own_digits(
     assert classify(text, catalog).signature == expected
 
 
-# ---------------------------------------------------------------- message families (issue h24d)
+# ---------------------------------------------------------------- message families (issue 24)
 
 
 def test_a_launcher_wrapper_is_never_the_decisive_line_when_the_nccl_error_inside_is_known() -> (
