@@ -113,6 +113,19 @@ def plan(*cells: Cell) -> Plan:
     return Plan(profile="p", driver=DriverTarget(version=None, origin="none"), cells=cells)
 
 
+def empty_lock(stack: Stack) -> Lock:
+    """A lock with no wheels: what a target needs where nothing is fetched."""
+    return Lock(
+        slug=stack.slug,
+        requirements=(),
+        overrides=(),
+        index="https://example.org/simple",
+        python=stack.python,
+        platforms=(),
+        wheels=(),
+    )
+
+
 class FakeBackend:
     """Canned `Finished` per scenario (an exception is raised instead); records what it was
     asked to do. `strict`: prepare and run fail the test."""
@@ -148,15 +161,7 @@ class FakeBackend:
         self.prepared.append(stack)
         if stack in self.broken:
             raise PrepareFailed(f"{stack.slug}: the build failed", help="see the build log")
-        lock = Lock(
-            slug=stack.slug,
-            requirements=(),
-            overrides=(),
-            index="https://example.org/simple",
-            python=stack.python,
-            platforms=(),
-            wheels=(),
-        )
+        lock = empty_lock(stack)
         ident = self.ident or f"ident-of-{stack.slug}"  # known once prepared
         return Target(stack=stack, ref=f"ref-{stack.framework}", identity=ident, lock=lock)
 
@@ -527,16 +532,7 @@ def test_a_run_planned_for_the_hosts_gpu_tells_the_probe_so(tmp_path: Path) -> N
     """`--gpu` on runs planned for a GPU, so finding none fails (the no-gpu-visible cell on a
     GPU host passed before: the GPU stages skipped); never on a placed driver's run, which is
     given no device by design."""
-    lock = Lock(
-        slug=TORCH_STACK.slug,
-        requirements=(),
-        overrides=(),
-        index="https://example.org/simple",
-        python=TORCH_STACK.python,
-        platforms=(),
-        wheels=(),
-    )
-    target = Target(stack=TORCH_STACK, ref="r", identity="i", lock=lock)
+    target = Target(stack=TORCH_STACK, ref="r", identity="i", lock=empty_lock(TORCH_STACK))
     wheels = WheelCache(tmp_path / "cache")
     assert spec_for((), target, wheels, gpu=True).argv[-1] == "--gpu"
     assert spec_for((NoGpu(),), target, wheels, gpu=True).argv[-1] == "--gpu"
