@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -76,10 +77,19 @@ def test_plan_dry_run_and_report_beside_busy_loops_agree(
         [*report, "--out", str(tmp_path / "alone")],
     ]
     alone = concurrently(argvs[:1]) + concurrently(argvs[1:2]) + concurrently(argvs[2:])
-    loaded = concurrently([argvs[0], argvs[1], [*report, "--out", str(tmp_path / "loaded")]] * 2)
+    # each loaded report its own folder: two writing one folder at once would each find the
+    # other's report.json as "the previous report" or not, as the race falls
+    loaded = concurrently(
+        [
+            *[argvs[0], argvs[1], [*report, "--out", str(tmp_path / "loaded0")]],
+            *[argvs[0], argvs[1], [*report, "--out", str(tmp_path / "loaded1")]],
+        ]
+    )
     for i, (rc, out, err) in enumerate(loaded):
         want_rc, want_out, _ = alone[i % 3]
         assert rc == want_rc, err
-        assert out.replace("loaded", "alone") == want_out, argvs[i % 3]
+        assert re.sub(r"loaded[01]", "alone", out) == want_out, argvs[i % 3]
     for name in ("COMPATIBILITY.md", "FAULTS.md", "SIGNATURES.md", "results.csv"):
-        assert (tmp_path / "loaded" / name).read_bytes() == (tmp_path / "alone" / name).read_bytes()
+        for folder in ("loaded0", "loaded1"):
+            got = (tmp_path / folder / name).read_bytes()
+            assert got == (tmp_path / "alone" / name).read_bytes(), (folder, name)
