@@ -260,9 +260,10 @@ def _select(p: argparse.ArgumentParser) -> None:
 def _results(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--results",
-        default="reports/results",
+        default=None,
         metavar="DIR",
-        help="the results journal folder (default: reports/results)",
+        help="the results journal folder (default: reports/results for the smoke profile, "
+        "reports/<profile>/results for another, as `nox -s matrix` has it)",
     )
 
 

@@ -40,7 +40,7 @@ from harness.ids import SIZE_HELP, size_bytes
 from harness.journal import JOURNAL, finished
 from harness.loader import read_yaml
 from harness.lock import WheelCache, cache_root, read_lock
-from harness.matrix import cells_for, expand, parse_matrix
+from harness.matrix import DEFAULT_PROFILE, cells_for, expand, parse_matrix
 from harness.model import DriverTarget, Plan, Scenario, Stack
 from harness.plan import render
 from harness.runner import Loop, ProbeRun, prepare_stacks, run_plan, work
@@ -306,11 +306,19 @@ def _loop(
     )
 
 
+def results_folder(profile: str) -> str:
+    """Where a profile's journal lives when --results is not given: smoke's in reports/results,
+    another's in reports/<profile>/results (beside its report), as `nox -s matrix` has it. A
+    profile's name is an id (matrix.schema.json): a safe path part."""
+    return "reports/results" if profile == DEFAULT_PROFILE else f"reports/{profile}/results"
+
+
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Prepare each stack (an image, a venv), then run its cells into the journal."""
     loaded = load(args, argv)
     console = Console()
     backend, plan = backend_for(args, argv, loaded, console)
+    args.results = args.results or results_folder(plan.profile)
     plan = selected(plan, args, argv)
     jobs = jobs_of(args, argv, plan)
     if args.disk_budget:
@@ -361,6 +369,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     loaded = load(args, argv)
     console = Console()
     backend, plan = backend_for(args, argv, loaded, console)
+    args.results = args.results or results_folder(plan.profile)
     ids = [c.id for c in plan.cells]
     if args.cell not in ids:
         raise ConfigError(

@@ -82,3 +82,27 @@ def test_a_missing_engine_is_only_met_by_a_real_run(
     assert main(args) == 3
     assert "cannot reach the Docker engine" in capsys.readouterr().err
     assert not (tmp_path / "plan.json").exists()
+
+
+def test_another_profile_reads_its_own_journal_by_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --results, a profile other than smoke journals into reports/<profile>/results,
+    as `nox -s matrix -- --profile X` has it: its dry run reads that journal, not smoke's."""
+    cell = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline/baseline"
+    record = {"schema": 2, "cell": cell, "key": _key_of(cell, monkeypatch), "status": "passed"}
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    argv = ["run", "--dry-run", "--driver", "none", "--matrix", str(ROOT / "matrix.yaml")]
+    argv += ["--profile", "full", "--cell", cell]
+
+    def first_line() -> str:
+        assert main(argv) == 0
+        return capsys.readouterr().err.splitlines()[0]
+
+    append(tmp_path / "reports/results", record)  # smoke's journal: not the full profile's
+    assert first_line() == f"run      {cell}"
+    append(tmp_path / "reports/full/results", record)
+    assert first_line() == f"cached   {cell}"
+    assert main([*argv[:-4], "--cell", cell]) == 0, "smoke (the default) reads reports/results"
+    assert capsys.readouterr().err.splitlines()[0] == f"cached   {cell}"
