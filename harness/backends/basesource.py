@@ -64,12 +64,19 @@ def registry_image(os_id: str, suite: str) -> str:
     return f"debian:{suite}-slim"
 
 
+# A fresh machine's first minutes: unattended-upgrades (or cloud-init) holds apt's locks, and
+# apt-get fails at once with "Could not get lock /var/lib/dpkg/lock-frontend" unless told to wait
+# (apt >= 1.9.11: Debian 11, Ubuntu 20.04; an older apt ignores the option).
+APT_WAIT = ("-o", "DPkg::Lock::Timeout=300")
+
+
 def install_commands(root: bool) -> tuple[tuple[str, ...], ...]:
     sudo = () if root else ("sudo", "-n")
     return (
-        (*sudo, "apt-get", "update", "-qq"),
-        (*sudo, "apt-get", "install", "-y", "-qq", "--no-install-recommends", "mmdebstrap"),
-    )
+        (*sudo, "apt-get", *APT_WAIT, "update", "-qq"),
+        (*sudo, "apt-get", *APT_WAIT, "install", "-y", "-qq", "--no-install-recommends",
+         "mmdebstrap"),
+    )  # fmt: skip
 
 
 def choose(facts: HostFacts) -> Choice:
