@@ -22,6 +22,7 @@ from enum import Enum
 from harness import proc
 from harness.console import Console
 from harness.errors import HarnessError
+from harness.model import ProcResult
 
 INSTALL_TIMEOUT = 900.0
 NO_INSTALL = "STACKMATRIX_NO_INSTALL"
@@ -139,13 +140,41 @@ def read_facts(image: str, registry: bool, env: Mapping[str, str]) -> HostFacts:
     )
 
 
+LOCK_WAIT = 300.0  # seconds to wait for apt's lock, as APT_WAIT has apt-get wait for dpkg's
+_BUSY = "Could not get lock"  # apt-get's words when another apt holds a lock it needs
+
+
+def _apt(
+    argv: Sequence[str],
+    env: Mapping[str, str],
+    console: Console,
+    *,
+    wait: float = LOCK_WAIT,
+    pause: float = 5.0,
+) -> ProcResult:
+    """argv run, again every `pause` seconds while apt says another apt holds its lock, for
+    up to `wait` seconds: `apt-get update` does not wait for /var/lib/apt/lists/lock, whatever
+    DPkg::Lock::Timeout says (apt 2.6), and a fresh machine's unattended-upgrades holds it."""
+    deadline = time.monotonic() + wait
+    said = False
+    while True:
+        res = proc.run(list(argv), timeout=INSTALL_TIMEOUT, env=env)
+        busy = res.returncode not in (0, None) and _BUSY in res.stdout + res.stderr
+        if not busy or time.monotonic() + pause > deadline:
+            return res
+        if not said:
+            console.line(f"[base] another apt holds apt's lock; waiting up to {wait:.0f} s for it")
+            said = True
+        time.sleep(pause)
+
+
 def install(commands: Sequence[Sequence[str]], console: Console) -> None:
     """Run the install commands (apt), with progress; their failure is the user's to fix."""
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     t = time.monotonic()
     with console.activity("base", "installing mmdebstrap with apt"):
         for argv in commands:
-            res = proc.run(list(argv), timeout=INSTALL_TIMEOUT, env=env)
+            res = _apt(argv, env, console)
             if res.returncode != 0:
                 tail = "\n".join((res.stdout + res.stderr).strip().splitlines()[-10:])
                 raise NoBaseSource(

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import itertools
+import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +16,7 @@ from harness.backends.basesource import (
     HostFacts,
     NoBaseSource,
     Source,
+    _apt,
     choose,
     install_commands,
     registry_image,
@@ -161,3 +164,26 @@ def test_index_page_json_and_html() -> None:
     assert got == {"x-1-py3-none-any.whl": "https://pypi.org/packages/x-1-py3-none-any.whl"}
     evil = b'<a href="file:///etc/passwd">x-1-py3-none-any.whl</a>'
     assert parse_project_page(evil, "text/html", page) == {}
+
+
+def test_apt_busy_is_waited_for_then_run_again(tmp_path: Path) -> None:
+    """`apt-get update` does not wait for apt's lists lock: what apt prints when another apt
+    holds it ("Could not get lock ...", exit 100) is waited out, then the command runs again.
+    The command here prints apt's words while a file says the lock is held."""
+    held = tmp_path / "held"
+    held.write_text("")
+    script = tmp_path / "apt-get"
+    script.write_text(
+        "#!/bin/sh\nif [ -e '" + str(held) + "' ]; then\n"
+        "  echo 'E: Could not get lock /var/lib/apt/lists/lock. It is held by process 1 (apt)' >&2"
+        "\n  exit 100\nfi\necho done\n"
+    )
+    script.chmod(0o755)
+    out = io.StringIO()
+    threading.Timer(0.5, held.unlink).start()
+    res = _apt([str(script)], {}, Console(out), wait=30, pause=0.1)
+    assert res.returncode == 0 and res.stdout == "done\n"
+    assert out.getvalue().count("another apt holds apt's lock") == 1
+    held.write_text("")
+    res = _apt([str(script)], {}, Console(io.StringIO()), wait=0.3, pause=0.1)
+    assert res.returncode == 100 and "Could not get lock" in res.stderr, "then it gives up"
