@@ -50,10 +50,15 @@ def parse_table(doc: Mapping[str, Any]) -> tuple[ErrorRow, ...]:
 
 
 @cache
+def table_bytes() -> bytes:
+    """The shipped table's file (I/O: a package resource); part of the catalog's digest."""
+    return resources.files("harness").joinpath("resources/nvidia_errors.json").read_bytes()
+
+
+@cache
 def read_table() -> tuple[ErrorRow, ...]:
-    """The shipped table (I/O: a package resource)."""
-    text = resources.files("harness").joinpath("resources/nvidia_errors.json").read_text("utf-8")
-    return parse_table(json.loads(text))
+    """The shipped table, parsed."""
+    return parse_table(json.loads(table_bytes().decode("utf-8")))
 
 
 def by_code(table: Iterable[ErrorRow], api: str) -> dict[int, ErrorRow]:

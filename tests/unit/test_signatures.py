@@ -12,7 +12,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness import signatures
+from harness import codes, signatures
 from harness.errors import ConfigError
 from harness.loader import parse_yaml
 from harness.model import Pattern
@@ -281,6 +281,24 @@ def test_a_needle_must_be_lowercase() -> None:
 
 def test_catalog_file_is_what_the_harness_reads(tmp_path: Path) -> None:
     assert read_catalog(ROOT / "scenarios" / "signatures.yaml").ids == CATALOG.ids
+
+
+def test_the_digest_changes_with_the_catalog_and_with_nvidias_error_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both files decide verdicts, and the digest is in every cell's cache key."""
+    yaml = (ROOT / "scenarios" / "signatures.yaml").read_bytes()
+    path = tmp_path / "signatures.yaml"
+    path.write_bytes(yaml)
+    base = read_catalog(path).digest
+    assert base == CATALOG.digest
+    path.write_bytes(yaml + b"\n# a comment\n")
+    assert read_catalog(path).digest != base
+    path.write_bytes(yaml)
+    table = codes.table_bytes()
+    monkeypatch.setattr(signatures, "table_bytes", lambda: table + b"\n")
+    assert read_catalog(path).digest != base
+    assert signatures.catalog_digest(b"ab", b"c") != signatures.catalog_digest(b"a", b"bc")
 
 
 def test_an_error_at_the_end_of_a_huge_line_is_found_in_linear_time() -> None:
