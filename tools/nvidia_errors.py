@@ -44,6 +44,10 @@ SIGNATURE: dict[str, str] = {
     "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": "driver_too_old",
     "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE": "driver_too_old",
     "CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER": "driver_too_old",
+    # "not yet ready to start any CUDA work ... all required driver daemons are actively
+    # running": on NVSwitch systems, Fabric Manager (pytorch/pytorch#35710)
+    "cudaErrorSystemNotReady": "fabric_manager_not_running",
+    "CUDA_ERROR_SYSTEM_NOT_READY": "fabric_manager_not_running",
     "cudaErrorStubLibrary": "stub_driver",
     "CUDA_ERROR_STUB_LIBRARY": "stub_driver",
     "cudaErrorNoDevice": "no_gpu_or_driver",

@@ -372,6 +372,65 @@ def test_kernel_faults_are_named_by_every_code_nvidia_gives_them() -> None:
         assert verdict_of(line)[0] == "illegal_memory_access", line
 
 
+@pytest.mark.parametrize(
+    ("line", "sig"),
+    [
+        # NVRTC without its builtins: WisconsinAIVision/yolact_edge#186, darglein/ADOP#63,
+        # nanoporetech/dorado#1319
+        (
+            "RuntimeError: nvrtc: error: failed to open libnvrtc-builtins.so.11.1.",
+            "cuda_runtime_missing",
+        ),
+        (
+            "  what():  nvrtc: error: failed to open libnvrtc-builtins.so.11.2.",
+            "cuda_runtime_missing",
+        ),
+        (
+            "[2025-04-07 09:19:51.219] [warning] Caught Torch error 'nvrtc: error: failed to open "
+            "libnvrtc-builtins.so.12.8.",
+            "cuda_runtime_missing",
+        ),
+        # XLA without libdevice: jax-ml/jax#989, TensorFlow's pip install guide (Ubuntu 22.04)
+        (
+            "RuntimeError: Internal: libdevice not found at ./libdevice.10.bc",
+            "cuda_runtime_missing",
+        ),
+        (
+            "InternalError: libdevice not found at ./libdevice.10.bc [Op:__some_op]",
+            "cuda_runtime_missing",
+        ),
+        # cudaErrorSystemNotReady (802): pytorch/pytorch#35710, haotian-liu/LLaVA#683,
+        # microsoft/lisa#2823 (only a warning, and nothing failed after it)
+        (
+            "RuntimeError: cuda runtime error (802) : system not yet initialized at "
+            "/opt/conda/conda-bld/pytorch_1579022034529/work/aten/src/THC/THCGeneral.cpp:50",
+            "fabric_manager_not_running",
+        ),
+        (
+            'CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice'
+            '(currentDevice)" ',
+            "fabric_manager_not_running",
+        ),
+        (
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+            "functions before calling NumCudaDevices() that might have already set an error? "
+            "Error 802: system not yet initialized",
+            "fabric_manager_not_running",
+        ),
+        (
+            "/home/l****t/.local/lib/python3.6/site-packages/torch/cuda/__init__.py:80: "
+            "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did "
+            "you run some cuda functions before calling NumCudaDevices() that might have already "
+            "set an error? Error 802: system not yet initialized (Triggered internally at  "
+            "../c10/cuda/CUDAFunctions.cpp:112.)",
+            "fabric_manager_not_running",
+        ),
+    ],
+)
+def test_run_time_compiler_parts_and_a_system_not_ready(line: str, sig: str) -> None:
+    assert verdict_of(line)[0] == sig
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_the_verdict_does_not_depend_on_the_search_slice(case: str) -> None:
     """The block is searched a slice at a time; a needle across a slice's end is still found."""
