@@ -94,9 +94,9 @@ SIGNATURE: dict[str, str] = {
 # Messages distinctive enough to match as text (most doc strings are prose, or too generic).
 # The kernel faults' texts are what cudaGetErrorString/cuGetErrorString return for them (the
 # same text for the runtime and the driver code), which frameworks print after "CUDA error: ".
+# (700's text, "an illegal memory access was encountered", is a catalog pattern already.)
 MESSAGE_PATTERNS = {
     "cudaErrorInvalidDeviceFunction": "invalid device function",
-    "cudaErrorIllegalAddress": "an illegal memory access was encountered",
     "cudaErrorInvalidAddressSpace": "operation not supported on global/shared address space",
     "cudaErrorInvalidPc": "invalid program counter",
     "cudaErrorHardwareStackError": "hardware stack error",
