@@ -50,10 +50,15 @@ def parse_table(doc: Mapping[str, Any]) -> tuple[ErrorRow, ...]:
 
 
 @cache
+def table_bytes() -> bytes:
+    """The shipped table's file (I/O: a package resource); part of the catalog's digest."""
+    return resources.files("harness").joinpath("resources/nvidia_errors.json").read_bytes()
+
+
+@cache
 def read_table() -> tuple[ErrorRow, ...]:
-    """The shipped table (I/O: a package resource)."""
-    text = resources.files("harness").joinpath("resources/nvidia_errors.json").read_text("utf-8")
-    return parse_table(json.loads(text))
+    """The shipped table, parsed."""
+    return parse_table(json.loads(table_bytes().decode("utf-8")))
 
 
 def by_code(table: Iterable[ErrorRow], api: str) -> dict[int, ErrorRow]:
@@ -84,8 +89,13 @@ def wrapper_patterns(
     rows = tuple(table)
     out = []
     for api, p in wrappers:
+        # One regex per signature (its codes as one alternation), not one per code: a line
+        # holding the wrapper's needle then runs a few regexes, however many codes there are.
+        codes: dict[str, list[int]] = {}
         for code, row in sorted(by_code(rows, api).items()):
+            codes.setdefault(str(row.signature), []).append(code)
+        for sig, nums in codes.items():
             # \b where (?!\d) was: RE2 has no look-ahead (so "2x" no longer ends a code 2)
-            regex = p.regex.replace(CODE, f"0*{code}\\b")
-            out.append((Pattern(needle=p.needle, regex=regex), str(row.signature)))
+            regex = p.regex.replace(CODE, "0*(?:" + "|".join(map(str, nums)) + ")\\b")
+            out.append((Pattern(needle=p.needle, regex=regex), sig))
     return tuple(out)

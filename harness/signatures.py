@@ -20,7 +20,7 @@ from pathlib import Path
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation
 
 from harness import inputs, regexcheck
-from harness.codes import ErrorRow, name_patterns, read_table, wrapper_patterns
+from harness.codes import ErrorRow, name_patterns, read_table, table_bytes, wrapper_patterns
 from harness.errors import ConfigError
 from harness.loader import Doc, parse_yaml
 from harness.model import Pattern, Signature, Stage, Verdict
@@ -67,7 +67,9 @@ _ERRORISH_RE = re.compile(r"(?i)(error|exception|fatal|abort(ed)?|failed|killed)
 class Catalog:
     signatures: tuple[Signature, ...]
     noise: tuple[Pattern, ...] = ()
-    digest: str = ""  # of the catalog file: a changed catalog re-judges cached runs
+    # of the catalog file and NVIDIA's error table (both decide verdicts): a change to either
+    # re-judges cached runs
+    digest: str = ""
     # NVIDIA's error names and numbers (harness.codes): (pattern, signature id)
     coded: tuple[tuple[Pattern, str], ...] = ()
 
@@ -164,10 +166,19 @@ def read_catalog(path: Path, *, display: str | None = None) -> Catalog:
         path, limit=inputs.YAML_LIMIT, display=name, help="the catalog is scenarios/signatures.yaml"
     )
     catalog = parse_catalog(parse_yaml(inputs.decode(raw, name), name))
-    digest = hashlib.sha256(raw).hexdigest()
+    digest = catalog_digest(raw, table_bytes())
     return Catalog(
         signatures=catalog.signatures, noise=catalog.noise, digest=digest, coded=catalog.coded
     )
+
+
+def catalog_digest(catalog: bytes, table: bytes) -> str:
+    """sha256 over the catalog file's and the error table's own sha256s (so no two pairs of
+    files share one byte string)."""
+    h = hashlib.sha256()
+    for part in (catalog, table):
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()
 
 
 # ---------------------------------------------------------------- lines

@@ -44,6 +44,10 @@ SIGNATURE: dict[str, str] = {
     "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": "driver_too_old",
     "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE": "driver_too_old",
     "CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER": "driver_too_old",
+    # "not yet ready to start any CUDA work ... all required driver daemons are actively
+    # running": on NVSwitch systems, Fabric Manager (pytorch/pytorch#35710)
+    "cudaErrorSystemNotReady": "fabric_manager_not_running",
+    "CUDA_ERROR_SYSTEM_NOT_READY": "fabric_manager_not_running",
     "cudaErrorStubLibrary": "stub_driver",
     "CUDA_ERROR_STUB_LIBRARY": "stub_driver",
     "cudaErrorNoDevice": "no_gpu_or_driver",
@@ -51,11 +55,25 @@ SIGNATURE: dict[str, str] = {
     "cudaErrorMemoryAllocation": "gpu_oom",
     "CUDA_ERROR_OUT_OF_MEMORY": "gpu_oom",
     "CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED": "gpu_oom",
+    # The kernel faults: each doc string says the device hit it "while executing a kernel"
+    # (700, 714-719), and each leaves the context unusable ("any further CUDA work will return
+    # the same error"). An out-of-bounds write shows as any of them (reports/evidence/logs/
+    # illegal-address.log: a CuPy kernel writing out of bounds gave 717 on an H200).
     "cudaErrorIllegalAddress": "illegal_memory_access",
     "cudaErrorMisalignedAddress": "illegal_memory_access",
+    "cudaErrorInvalidAddressSpace": "illegal_memory_access",
+    "cudaErrorInvalidPc": "illegal_memory_access",
+    "cudaErrorHardwareStackError": "illegal_memory_access",
+    "cudaErrorIllegalInstruction": "illegal_memory_access",
+    "cudaErrorLaunchFailure": "illegal_memory_access",
     "cudaErrorAssert": "illegal_memory_access",
     "CUDA_ERROR_ILLEGAL_ADDRESS": "illegal_memory_access",
     "CUDA_ERROR_MISALIGNED_ADDRESS": "illegal_memory_access",
+    "CUDA_ERROR_INVALID_ADDRESS_SPACE": "illegal_memory_access",
+    "CUDA_ERROR_INVALID_PC": "illegal_memory_access",
+    "CUDA_ERROR_HARDWARE_STACK_ERROR": "illegal_memory_access",
+    "CUDA_ERROR_ILLEGAL_INSTRUCTION": "illegal_memory_access",
+    "CUDA_ERROR_LAUNCH_FAILED": "illegal_memory_access",
     "CUDA_ERROR_ASSERT": "illegal_memory_access",
     "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED": "cudnn_missing",
     "CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE": "cudnn_missing",
@@ -74,7 +92,17 @@ SIGNATURE: dict[str, str] = {
     "ncclTimeout": "nccl_error",
 }
 # Messages distinctive enough to match as text (most doc strings are prose, or too generic).
-MESSAGE_PATTERNS = {"cudaErrorInvalidDeviceFunction": "invalid device function"}
+# The kernel faults' texts are what cudaGetErrorString/cuGetErrorString return for them (the
+# same text for the runtime and the driver code), which frameworks print after "CUDA error: ".
+# (700's text, "an illegal memory access was encountered", is a catalog pattern already.)
+MESSAGE_PATTERNS = {
+    "cudaErrorInvalidDeviceFunction": "invalid device function",
+    "cudaErrorInvalidAddressSpace": "operation not supported on global/shared address space",
+    "cudaErrorInvalidPc": "invalid program counter",
+    "cudaErrorHardwareStackError": "hardware stack error",
+    "cudaErrorIllegalInstruction": "an illegal instruction was encountered",
+    "cudaErrorLaunchFailure": "unspecified launch failure",
+}
 
 # cudaError_t before CUDA 10.1 (the renumbering). Source: the CUDA 10.0 runtime API reference.
 LEGACY_SOURCE = (

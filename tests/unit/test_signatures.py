@@ -12,7 +12,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness import signatures
+from harness import codes, signatures
 from harness.errors import ConfigError
 from harness.loader import parse_yaml
 from harness.model import Pattern
@@ -283,6 +283,24 @@ def test_catalog_file_is_what_the_harness_reads(tmp_path: Path) -> None:
     assert read_catalog(ROOT / "scenarios" / "signatures.yaml").ids == CATALOG.ids
 
 
+def test_the_digest_changes_with_the_catalog_and_with_nvidias_error_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both files decide verdicts, and the digest is in every cell's cache key."""
+    yaml = (ROOT / "scenarios" / "signatures.yaml").read_bytes()
+    path = tmp_path / "signatures.yaml"
+    path.write_bytes(yaml)
+    base = read_catalog(path).digest
+    assert base == CATALOG.digest
+    path.write_bytes(yaml + b"\n# a comment\n")
+    assert read_catalog(path).digest != base
+    path.write_bytes(yaml)
+    table = codes.table_bytes()
+    monkeypatch.setattr(signatures, "table_bytes", lambda: table + b"\n")
+    assert read_catalog(path).digest != base
+    assert signatures.catalog_digest(b"ab", b"c") != signatures.catalog_digest(b"a", b"bc")
+
+
 def test_an_error_at_the_end_of_a_huge_line_is_found_in_linear_time() -> None:
     line = b"RuntimeError: CUDA error: out of memory; " * 200_000 + b"invalid device function\n"
     v = classify_chunks([line[i : i + (1 << 20)] for i in range(0, len(line), 1 << 20)], CATALOG)
@@ -304,6 +322,113 @@ def test_nvidia_numbers_map_like_names() -> None:
         ("E   CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED", "cudnn_missing"),
     ]:
         assert classify(line + "\n", CATALOG).signature == sig, line
+
+
+# Each kernel fault (CUDA 700, 714-719) as a real log printed it: by runtime name, driver name,
+# number or cudaGetErrorString text.
+KERNEL_FAULTS = (
+    # reports/evidence/logs/illegal-address.log (a CuPy kernel writing out of bounds, on an H200)
+    "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorInvalidAddressSpace: "
+    "operation not supported on global/shared address space",
+    # taichi-dev/taichi#6558
+    "[E 11/09/22 18:29:11.702 82470] [cuda_driver.h:operator()@88] CUDA Error "
+    "CUDA_ERROR_INVALID_ADDRESS_SPACE: operation not supported on global/shared address space "
+    "while calling stream_synchronize (cuStreamSynchronize)",
+    # NVIDIA-AI-IOT/CUDA-PointPillars#113
+    "Cuda failure: operation not supported on global/shared address space at line 286 in file "
+    "/home/seecar/Documents/pointpillars/pointpillar.cpp error status: 717",
+    # JuliaGPU CuArrays README ("Current Limitations")
+    "ERROR: CUDA error: invalid program counter (code #718, ERROR_INVALID_PC)",
+    # AlexeyAB/darknet#8656
+    "CUDA Error: an illegal instruction was encountered: Resource temporarily unavailable",
+    # NVIDIA/TensorRT-LLM#11313
+    "Search for `cudaErrorIllegalInstruction' in "
+    "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.",
+    # facebookresearch/DeepSDF#40
+    "RuntimeError: CUDA error: unspecified launch failure",
+    # pytorch/pytorch#2567 (CUDA 8's number for cudaErrorLaunchFailure: the text decides)
+    "RuntimeError: cuda runtime error (4) : unspecified launch failure at "
+    "/home/ubuntu/pytorch/torch/lib/THC/THCTensorCopy.cu:85",
+    # MegviiRobot/MegBA#43
+    "  what():  after reduction step 1: cudaErrorMisalignedAddress: misaligned address",
+)
+
+
+@pytest.mark.parametrize("line", KERNEL_FAULTS)
+def test_every_kernel_fault_is_an_illegal_memory_access(line: str) -> None:
+    assert verdict_of(line)[0] == "illegal_memory_access"
+
+
+def test_kernel_faults_are_named_by_every_code_nvidia_gives_them() -> None:
+    # no public log of 714 was found: its names and numbers come from NVIDIA's headers
+    for line in (
+        "RuntimeError: CUDA error: hardware stack error",
+        "cudaErrorHardwareStackError",
+        "CUDA_ERROR_HARDWARE_STACK_ERROR",
+        "CUDA error 714: hardware stack error",
+        "CUDA error 717: oops",
+        "(CUDA error 719)",
+    ):
+        assert verdict_of(line)[0] == "illegal_memory_access", line
+
+
+@pytest.mark.parametrize(
+    ("line", "sig"),
+    [
+        # NVRTC without its builtins: WisconsinAIVision/yolact_edge#186, darglein/ADOP#63,
+        # nanoporetech/dorado#1319
+        (
+            "RuntimeError: nvrtc: error: failed to open libnvrtc-builtins.so.11.1.",
+            "cuda_runtime_missing",
+        ),
+        (
+            "  what():  nvrtc: error: failed to open libnvrtc-builtins.so.11.2.",
+            "cuda_runtime_missing",
+        ),
+        (
+            "[2025-04-07 09:19:51.219] [warning] Caught Torch error 'nvrtc: error: failed to open "
+            "libnvrtc-builtins.so.12.8.",
+            "cuda_runtime_missing",
+        ),
+        # XLA without libdevice: jax-ml/jax#989, TensorFlow's pip install guide (Ubuntu 22.04)
+        (
+            "RuntimeError: Internal: libdevice not found at ./libdevice.10.bc",
+            "cuda_runtime_missing",
+        ),
+        (
+            "InternalError: libdevice not found at ./libdevice.10.bc [Op:__some_op]",
+            "cuda_runtime_missing",
+        ),
+        # cudaErrorSystemNotReady (802): pytorch/pytorch#35710, haotian-liu/LLaVA#683,
+        # microsoft/lisa#2823 (only a warning, and nothing failed after it)
+        (
+            "RuntimeError: cuda runtime error (802) : system not yet initialized at "
+            "/opt/conda/conda-bld/pytorch_1579022034529/work/aten/src/THC/THCGeneral.cpp:50",
+            "fabric_manager_not_running",
+        ),
+        (
+            'CUDA error at bandwidthTest.cu:256 code=802(cudaErrorSystemNotReady) "cudaSetDevice'
+            '(currentDevice)" ',
+            "fabric_manager_not_running",
+        ),
+        (
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+            "functions before calling NumCudaDevices() that might have already set an error? "
+            "Error 802: system not yet initialized",
+            "fabric_manager_not_running",
+        ),
+        (
+            "/home/l****t/.local/lib/python3.6/site-packages/torch/cuda/__init__.py:80: "
+            "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did "
+            "you run some cuda functions before calling NumCudaDevices() that might have already "
+            "set an error? Error 802: system not yet initialized (Triggered internally at  "
+            "../c10/cuda/CUDAFunctions.cpp:112.)",
+            "fabric_manager_not_running",
+        ),
+    ],
+)
+def test_run_time_compiler_parts_and_a_system_not_ready(line: str, sig: str) -> None:
+    assert verdict_of(line)[0] == sig
 
 
 @pytest.mark.parametrize("case", CASES)
