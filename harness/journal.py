@@ -129,8 +129,10 @@ def _record(line: bytes, into: list[dict[str, object]]) -> str | None:
         return f"not JSON ({str(exc)[:80]})"
     if not isinstance(rec, dict):
         return f"not a JSON object but {type(rec).__name__}"
-    if rec.get("schema") not in RESULT_SCHEMAS:
-        return f"unknown schema {str(rec.get('schema'))[:20]!r}"
+    schema = rec.get("schema")
+    # an int of ours: `[] in a set` raises (an array is unhashable), and true == 1
+    if type(schema) is not int or schema not in RESULT_SCHEMAS:
+        return f"unknown schema {str(schema)[:20]!r}"
     why = record_problem(rec)
     if why is None:
         into.append(rec)

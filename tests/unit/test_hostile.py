@@ -103,6 +103,11 @@ def test_the_journal_reader_never_dies_on_a_line(tmp_path: Path, lines: list[byt
         (GOOD.replace('"exit_code": 0', '"exit_code": 0.5', 1), "exit_code is float"),
         ("\ufeff" + GOOD, "not JSON (Unexpected UTF-8 BOM"),  # only the first line may have one
         (GOOD.replace("{", '{"x": ' + "[" * 64 + "]" * 64 + ", ", 1), "nested more than 64"),
+        # an array or object as the schema: `in` a set raised TypeError (a traceback from run
+        # --dry-run and report); true is no schema number either
+        (re.sub(r'"schema": \d+', '"schema": []', GOOD, count=1), "unknown schema '[]'"),
+        (re.sub(r'"schema": \d+', '"schema": {"a": 1}', GOOD, count=1), "unknown schema"),
+        (re.sub(r'"schema": \d+', '"schema": true', GOOD, count=1), "unknown schema 'True'"),
     ],
 )
 def test_a_bad_line_is_skipped_counted_and_placed(tmp_path: Path, line: str, why: str) -> None:
