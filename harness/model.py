@@ -15,15 +15,44 @@ from packaging.version import InvalidVersion, Version
 VERSION_RE = re.compile(r"\A[0-9A-Za-z][0-9A-Za-z.+-]*\Z")
 
 
-def version_key(text: str) -> tuple[int, Version | tuple[tuple[int, int | str], ...]]:
+def version_key(text: str) -> tuple[int, tuple[Any, ...]]:
     """Sort key for versions: PEP 440 order where the text parses ('2.15.0rc1' < '2.15.0',
     '12.9' < '12.10', driver '535.104.05' too), else dotted parts (numbers before words) after
-    every PEP 440 version. The leading kind keeps the two shapes from ever being compared."""
+    every PEP 440 version. The leading kind keeps the two shapes from ever being compared. A key
+    holds only ints and strings, so sorting by it compares in C (a Version compares in Python:
+    100,000 stacks took a second to sort)."""
+    if _PLAIN.fullmatch(text):  # most versions: what pep440_key makes of a bare release
+        release = [int(p) for p in text.split(".")]
+        while release and release[-1] == 0:
+            release.pop()
+        return (0, (0, tuple(release), (2,), (0,), (1,), (0,)))
     try:
-        return (0, Version(text))
+        return (0, pep440_key(Version(text)))
     except InvalidVersion:
         parts = re.split(r"[.+-]", text)
         return (1, tuple((0, int(p)) if p.isdigit() else (1, p) for p in parts))
+
+
+_PLAIN = re.compile(r"[0-9]+(?:\.[0-9]+)*", re.ASCII)
+
+
+def pep440_key(v: Version) -> tuple[Any, ...]:
+    """packaging's own order of Versions (its _cmpkey), with its infinities as ranks: equal keys
+    exactly where the Versions are equal ('1.0' == '1.0.0'), and the same order otherwise."""
+    release = list(v.release)
+    while release and release[-1] == 0:  # 1.0 == 1
+        release.pop()
+    if v.pre is None and v.post is None and v.dev is not None:
+        pre: tuple[Any, ...] = (0,)  # 1.0.dev0 before 1.0a0
+    else:
+        pre = (2,) if v.pre is None else (1, *v.pre)
+    post = (0,) if v.post is None else (1, v.post)
+    dev = (1,) if v.dev is None else (0, v.dev)
+    local: tuple[Any, ...] = (0,)
+    if v.local is not None:  # numbers after words, part by part (packaging's parse of it)
+        parts = re.split(r"[._-]", v.local)
+        local = (1, tuple((1, int(p), "") if p.isdigit() else (0, 0, p) for p in parts))
+    return (v.epoch, tuple(release), pre, post, dev, local)
 
 
 def major_minor(text: str) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.compat import (
     KNOWLEDGE_FILES,
@@ -176,3 +178,38 @@ def test_declared_driver_is_the_majors_minor_version_compatibility_row(
 @pytest.mark.parametrize("cuda", ["10.2", "x", ""])
 def test_declared_driver_without_a_row_is_none(cuda: str) -> None:
     assert declared_driver(cuda, KB) is None
+
+
+_PART = st.integers(0, 12)
+_VERSIONS = st.builds(
+    lambda epoch, release, pre, post, dev, local: (
+        (f"{epoch}!" if epoch else "")
+        + ".".join(map(str, release))
+        + (f"{pre[0]}{pre[1]}" if pre else "")
+        + (f".post{post}" if post is not None else "")
+        + (f".dev{dev}" if dev is not None else "")
+        + (f"+{local}" if local else "")
+    ),
+    st.sampled_from([0, 0, 0, 1]),
+    st.lists(_PART, min_size=1, max_size=4),
+    st.none() | st.tuples(st.sampled_from(["a", "b", "rc", "alpha", "c", "pre"]), _PART),
+    st.none() | _PART,
+    st.none() | _PART,
+    st.none() | st.lists(st.sampled_from(["1", "2", "10", "ubuntu", "cu118", "b"]), min_size=1,
+                         max_size=3).map(".".join),
+)  # fmt: skip
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_VERSIONS, min_size=2, max_size=8))
+def test_version_key_orders_as_packaging_does(texts: list[str]) -> None:
+    """The key holds ints and strings only (it sorts in C), in packaging's order and equality."""
+    from packaging.version import Version
+
+    from harness.model import pep440_key, version_key
+
+    for a in texts:
+        for b in texts:
+            va, vb, ka, kb = Version(a), Version(b), version_key(a), version_key(b)
+            assert ka == (0, pep440_key(va)), a  # the bare-release shortcut says the same
+            assert (ka < kb, ka == kb) == (va < vb, va == vb), (a, b)
