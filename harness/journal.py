@@ -7,6 +7,7 @@ import codecs
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -122,7 +123,7 @@ def _read_lines(f: BinaryIO, name: str, out: Read) -> None:
 
 def _record(line: bytes, into: list[dict[str, object]]) -> str | None:
     try:
-        rec = inputs.loads(line.decode("utf-8"), surrogates="replace")
+        rec = inputs.loads_utf8(line, surrogates="replace")
     except UnicodeDecodeError as exc:
         return f"not UTF-8 (byte {exc.start})"
     except ValueError as exc:
@@ -238,6 +239,12 @@ def finished(folder: Path) -> dict[str, str]:
     return {str(r["cell"]): str(r["key"]) for r in records(folder) if r.get("status") in FINAL}
 
 
+def not_a_result(folder: Path, rec: Mapping[str, Any], exc: Exception) -> Skipped:
+    """What is said of a record that RunResult.from_json refused."""
+    why = f"not a result ({type(exc).__name__}: {str(exc)[:80]})"
+    return Skipped(str(folder / JOURNAL), 0, f"{rec.get('cell')!r}: {why}")
+
+
 def results(folder: Path, skipped: list[Skipped] | None = None) -> list[RunResult]:
     """Every whole record as a RunResult; one that is not is skipped and, given `skipped`,
     listed there with every other line left out."""
@@ -247,8 +254,7 @@ def results(folder: Path, skipped: list[Skipped] | None = None) -> list[RunResul
         try:
             out.append(RunResult.from_json(rec))
         except (KeyError, ValueError, TypeError, AttributeError) as exc:
-            why = f"not a result ({type(exc).__name__}: {str(exc)[:80]})"
-            got.skipped.append(Skipped(str(folder / JOURNAL), 0, f"{rec.get('cell')!r}: {why}"))
+            got.skipped.append(not_a_result(folder, rec, exc))
     if skipped is not None:
         skipped.extend(got.skipped)
     return out

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
@@ -89,9 +90,20 @@ _NOT_OBSERVED = ("", "", "", "", "")
 class Slugs(dict[Stack, str]):
     """Stack -> slug, each computed once: a few hundred stacks carry 100k results."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._parts: dict[tuple[str, ...], str] = {}
+
     def __missing__(self, stack: Stack) -> str:
         self[stack] = stack.slug
         return self[stack]
+
+    def of_parts(self, parts: tuple[str, ...]) -> str:
+        """The slug of the Stack of these parts (in Stack's field order), made once."""
+        slug = self._parts.get(parts)
+        if slug is None:
+            slug = self._parts[parts] = self[Stack(**dict(zip(_PARTS_OF, parts, strict=True)))]
+        return slug
 
 
 def _stage(stage: Stage | None) -> str:
@@ -122,15 +134,103 @@ def _result_row(r: RunResult, slug: str) -> tuple[object, ...]:
     )  # fmt: skip
 
 
-def latest_results(results: Iterable[RunResult], slugs: Slugs) -> pd.DataFrame:
+@dataclass
+class Rows:
+    """Results as the frame's rows (what _result_row makes of each), each with the driver placed
+    in its run (for its cell id), and the Stacks they name by slug."""
+
+    rows: list[tuple[object, ...]] = field(default_factory=list)
+    placed: list[str] = field(default_factory=list)
+    slugs: Slugs = field(default_factory=Slugs)
+
+    def add(self, r: RunResult) -> None:
+        self.rows.append(_result_row(r, self.slugs[r.stack]))
+        self.placed.append(r.placed)
+
+    def record(self, d: Mapping[str, Any]) -> bool:
+        """The row of a journal record that journal.record_problem passed, made from it directly
+        (100,000 RunResults cost seconds); False where RunResult.from_json might refuse it or
+        read it otherwise: the caller goes that way (and gets its error)."""
+        row = _record_row(d, self.slugs)
+        if row is None:
+            return False
+        self.rows.append(row[0])
+        self.placed.append(row[1])
+        return True
+
+    def only(self, cells: set[str]) -> Rows:
+        keep = [i for i, row in enumerate(self.rows) if row[0] in cells]
+        return Rows([self.rows[i] for i in keep], [self.placed[i] for i in keep], self.slugs)
+
+
+def rows_of(results: Iterable[RunResult], slugs: Slugs | None = None) -> Rows:
+    rows = Rows(slugs=Slugs() if slugs is None else slugs)
+    for r in results:
+        rows.add(r)
+    return rows
+
+
+_STATUS = frozenset(s.value for s in Status)
+_OUTCOME = frozenset(o.value for o in Outcome)
+_EVIDENCE = frozenset(e.value for e in Evidence)
+_STAGE = frozenset(s.value for s in Stage)
+_PARTS_OF = ("framework", "framework_version", "cuda", "cudnn", "python", "base")
+
+
+def _record_row(d: Mapping[str, Any], slugs: Slugs) -> tuple[tuple[object, ...], str] | None:
+    """_result_row(RunResult.from_json(d)) and its placed driver, for a record whose every field
+    is of the type record_problem allows; None where from_json could raise or would convert a
+    value (str() of a non-string): the slow way then says what it says."""
+    stack, cell, scenario = d.get("stack"), d.get("cell"), d.get("scenario")
+    status, evidence, e = d.get("status"), d.get("evidence"), d.get("expected")
+    placed, base = d.get("placed_driver", NO_DRIVER), d.get("base_image", "")
+    if (
+        type(stack) is not dict or type(cell) is not str or type(scenario) is not str
+        or status not in _STATUS or evidence not in _EVIDENCE or type(e) is not dict
+        or "key" not in d or "drift" not in d or type(placed) is not str or type(base) is not str
+    ):  # fmt: skip
+        return None
+    parts = tuple(stack.get(p) for p in _PARTS_OF)
+    if not all(type(p) is str for p in parts):
+        return None
+    slug = slugs.of_parts(cast("tuple[str, ...]", parts))
+    exp_stage = e.get("stage") or ""
+    if e.get("outcome") not in _OUTCOME or (exp_stage and exp_stage not in _STAGE):
+        return None
+    o = d.get("observed")
+    if o:
+        obs_stage = o.get("stage") or ""
+        if o.get("outcome") not in _OUTCOME or (obs_stage and obs_stage not in _STAGE):
+            return None
+        observed = (o["outcome"], o.get("signature") or "", obs_stage,
+                    o.get("decisive_line") or "", o.get("fingerprint") or "")  # fmt: skip
+        secondary, exit_code, signal = (
+            ";".join(o.get("secondary") or ()),
+            o.get("exit_code"),
+            o.get("signal"),
+        )
+    else:
+        observed, secondary, exit_code, signal = _NOT_OBSERVED, "", None, None
+    driver = d.get("driver") or ""
+    row = (
+        cell, slug, scenario, status, d.get("backend", "docker"), evidence,
+        d.get("started", ""), d.get("image", ""), d.get("error") or "", e["outcome"],
+        e.get("signature") or "", exp_stage, *observed, driver, d.get("gpu") or "", secondary,
+        placed if placed != NO_DRIVER else driver or NO_DRIVER, "", d.get("host") or "",
+        d.get("engine") or "", bool(d["drift"]), float(d.get("seconds", 0.0)), exit_code, signal,
+        clean(base),
+    )  # fmt: skip
+    return row, placed
+
+
+def latest_results(results: Iterable[RunResult] | Rows, slugs: Slugs | None = None) -> pd.DataFrame:
     """One row per cell: the latest by `started`, then by input order (shards merge here). A
     result whose cell id is not `<its stack's slug>/<its scenario>` is left out: it is not a
     cell's result, and its row would collide with the cell's."""
-    results_list = list(results)
-    rows = [_result_row(r, slugs[r.stack]) for r in results_list]
+    got = results if isinstance(results, Rows) else rows_of(results, slugs)
     rows = [
-        row for row, r in zip(rows, results_list, strict=True)
-        if row[0] == cell_id(str(row[1]), str(row[2]), r.placed)
+        row for row, placed in zip(got.rows, got.placed, strict=True)
+        if row[0] == cell_id(str(row[1]), str(row[2]), placed)
     ]  # fmt: skip
     frame = pd.DataFrame.from_records(rows, columns=list(_COLUMNS))
     started = pd.to_datetime(frame["started"], utc=True, format="ISO8601", errors="coerce")
@@ -167,13 +267,24 @@ def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
     )
     frame = pd.concat([results, todo], ignore_index=True) if len(todo) else results
     for col in _TEXT:
-        texts = each_once(_text, frame[col].tolist())
+        texts = _texts(frame[col].tolist())
         frame[col] = texts if texts else frame[col].astype(object)  # [] would be a float column
     frame["drift"] = frame["drift"].eq(True)  # a missing value is no drift
     for col in ("obs_exit", "obs_signal"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
     frame["seconds"] = pd.to_numeric(frame["seconds"], errors="coerce")
     return frame
+
+
+def _texts(values: list[Any]) -> list[str]:
+    """_text of each value: the column as it is where every value is a string and none has a
+    character `clean` takes out (one scan of the column joined, as `clean` scans each), else
+    each distinct value cleaned once."""
+    if values and set(map(type, values)) == {str}:
+        joined = "".join(values)
+        if joined.isascii() and joined.isprintable():
+            return values
+    return each_once(_text, values)
 
 
 def _text(value: object) -> str:
@@ -285,8 +396,12 @@ def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
     frame.loc[unseen, "verdict"] = NOT_OBSERVABLE
     frame["signature"] = frame["obs_signature"].where(~predicted, frame["exp_signature"])
     cells = zip(frame["cell"].tolist(), frame["backend"].tolist(), strict=True)
-    # "" where the id is not a plain name: it reaches no shell block (four renderers use it)
-    frame["reproduce"] = [reproduce_command(c, b) if cell_id_ok(c) else "" for c, b in cells]
+    # "" where the id is not a plain name: it reaches no shell block (four renderers use it).
+    # A plain name is its own shell quoting (shlex.quote leaves [\w@%+=:,./-] as it is).
+    frame["reproduce"] = [
+        f"{_REPRODUCE} {c}{_LOCAL if b == 'local' else ''}" if cell_id_ok(c) else ""
+        for c, b in cells
+    ]
     return _sorted(frame, _stack_order(stacks))
 
 
@@ -299,11 +414,11 @@ def _sorted(frame: pd.DataFrame, stack_order: list[str]) -> pd.DataFrame:
     return frame.take(np.lexsort((scenario, stack))).reset_index(drop=True)
 
 
-def build_frame(results: Sequence[RunResult], plans: Sequence[Plan]) -> Any:
-    if not results and not plans:
+def build_frame(results: Sequence[RunResult] | Rows, plans: Sequence[Plan]) -> Any:
+    got = results if isinstance(results, Rows) else rows_of(results)
+    if not got.rows and not plans:
         raise ConfigError("no results and no plan.json in the results folders")
-    slugs = Slugs()
-    latest = latest_results(results, slugs)
-    planned = planned_frame(plans, slugs)
-    stacks = {slug: stack for stack, slug in slugs.items()}
+    latest = latest_results(got)
+    planned = planned_frame(plans, got.slugs)
+    stacks = {slug: stack for stack, slug in got.slugs.items()}
     return derive(combine(latest, planned), stacks)

@@ -209,7 +209,7 @@ def _attrs(frame: pd.DataFrame, esc: Escaped) -> list[str]:
 
 
 def _data_attr(attr: str, values: list[str], esc: Escaped) -> list[str]:
-    return each_once(lambda v: f'data-{attr}="{esc[v]}"', values)
+    return each_once(lambda v: f'data-{attr}="{v}"', esc.each(values))
 
 
 def stack_labels(frame: pd.DataFrame) -> dict[str, str]:
@@ -232,17 +232,20 @@ def _grid(
     """Stacks (rows) x scenarios (columns; a placed driver's cells are their own column,
     `baseline@535.261.03`); an empty cell is not in the matrix. `labels`: stack_labels. A
     title is escaped a part at a time (escaping is character by character): the parts repeat."""
-    column = [str(c).split("/", 1)[-1] for c in frame["cell"].tolist()]
+    cells = frame["cell"].tolist()
+    column = [str(c).split("/", 1)[-1] for c in cells]
     scenarios = sorted(set(column))
     buttons: dict[tuple[str, str], str] = {}
-    cols = [frame[c].tolist() for c in ("stack", "cell", "klass", "verdict", "level")]
-    for (stack, cell, klass, verdict, level), scenario, attr in zip(
-        zip(*cols, strict=True), column, attrs, strict=True
+    # the columns of (mostly) distinct texts escaped a column at a time, the others per value
+    label = dict(zip(labels, esc.each(list(labels.values())), strict=True))
+    cols = [frame[c].tolist() for c in ("stack", "klass", "verdict", "level")]
+    for (stack, klass, verdict, level), cell, scenario, attr in zip(
+        zip(*cols, strict=True), esc.each(cells), column, attrs, strict=True
     ):
         glyph = KLASSES.get(klass, ("", "#fff", "?"))[2]
-        title = f"{esc[scenario]} on {esc[labels[stack]]}: {esc[verdict]} · {esc[level]}"
+        title = f"{esc[scenario]} on {label[stack]}: {esc[verdict]} · {esc[level]}"
         buttons[(stack, scenario)] = (
-            f'<button type="button" class="c k-{esc[klass]}" data-cell="{esc[cell]}" '
+            f'<button type="button" class="c k-{esc[klass]}" data-cell="{cell}" '
             f'{attr} title="{title}" aria-label="{title}">{glyph}</button>'
         )
     head = "".join(f'<th class="v" scope="col">{esc[s]}' for s in scenarios)

@@ -15,7 +15,7 @@ from harness import inputs, journal
 from harness.errors import ConfigError
 from harness.matrix import cell_id
 from harness.model import Plan, RunResult, Where
-from harness.report.frame import Slugs
+from harness.report.frame import Rows, Slugs
 
 PLAN = "plan.json"
 _PLAN_HELP = "write it with `stackmatrix plan --format json`"
@@ -54,19 +54,51 @@ def parse_plan(data: Any, where: Where) -> Plan:
 
 def read_results(folders: Sequence[Path]) -> list[RunResult]:
     """Folder order, then file order: the tie-break when two records start in the same second."""
+    _exist(folders)
+    skipped: list[journal.Skipped] = []
+    out = [r for folder in folders for r in journal.results(folder, skipped)]
+    _warn_skipped(skipped)
+    return out
+
+
+def read_rows(folders: Sequence[Path]) -> Rows:
+    """read_results as the frame's rows: the same results in the same order, the same lines
+    skipped with the same words, most records made rows without a RunResult between."""
+    _exist(folders)
+    skipped: list[journal.Skipped] = []
+    rows = Rows()
+    for folder in folders:
+        got = journal.read(folder)
+        refused = []
+        for rec in got.records:
+            try:
+                if rows.record(rec):
+                    continue
+            except (KeyError, ValueError, TypeError, AttributeError):
+                pass  # the slow way below says why, in its words
+            try:
+                rows.add(RunResult.from_json(rec))
+            except (KeyError, ValueError, TypeError, AttributeError) as exc:
+                refused.append(journal.not_a_result(folder, rec, exc))
+        skipped += got.skipped + refused
+    _warn_skipped(skipped)
+    return rows
+
+
+def _exist(folders: Sequence[Path]) -> None:
     for folder in folders:
         if not folder.is_dir():
             raise ConfigError(
                 f"results folder {folder} does not exist",
                 help="run `nox -s matrix` first, or pass --results FOLDER",
             )
-    skipped: list[journal.Skipped] = []
-    out = [r for folder in folders for r in journal.results(folder, skipped)]
+
+
+def _warn_skipped(skipped: list[journal.Skipped]) -> None:
     for s in skipped[:MAX_WARNINGS]:
         warn(str(s))
     if len(skipped) > MAX_WARNINGS:
         warn(f"warning: {len(skipped) - MAX_WARNINGS} more journal lines skipped")
-    return out
 
 
 MAX_WARNINGS = 20

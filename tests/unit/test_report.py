@@ -8,6 +8,7 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import xml.etree.ElementTree as ET
 from dataclasses import replace
@@ -15,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.errors import ConfigError
 from harness.journal import append
@@ -35,7 +38,7 @@ from harness.model import (
     Status,
     Where,
 )
-from harness.report import ReportSummary, reproduce_command, write_all
+from harness.report import ReportSummary, reproduce_command, safe, write_all
 from harness.report.advice import advice_for, fix_step
 from harness.report.md import code, md, source
 from harness.report.summary import coverage_gaps
@@ -755,6 +758,12 @@ def test_a_hostile_cell_id_reaches_no_code_block(tmp_path: Path) -> None:
 
 def test_reproduce_command_quotes_what_it_is_given() -> None:
     assert reproduce_command("a b/c; rm -rf ~") == "nox -s reproduce -- 'a b/c; rm -rf ~'"
+
+
+@given(st.from_regex(safe._CELL_ID, fullmatch=True))
+def test_a_plain_cell_id_is_its_own_shell_quoting(cell: str) -> None:
+    """The frame writes a plain id (cell_id_ok) into its reproduce command unquoted."""
+    assert shlex.quote(cell) == cell
 
 
 def test_markdown_sources_link_only_validated_https() -> None:

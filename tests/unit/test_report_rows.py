@@ -1,0 +1,118 @@
+"""The report reads journal records straight into the frame's rows (read_rows), the way
+RunResult.from_json and _result_row would make them (read_results): the same frame and the same
+skip warnings for any journal, hostile ones included."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd  # type: ignore[import-untyped]
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.report.frame import build_frame
+from harness.report.read import read_results, read_rows
+from tests.conftest import ROOT
+
+BASE = [
+    json.loads(line)
+    for line in (ROOT / "reports/results/journal.jsonl").read_text().splitlines()[:6]
+]
+ODD_VALUES = [
+    None, "", "x", 0, 1, -1, 1.5, True, False, [], {}, ["a"], {"a": 1}, "passed", "fail", "pass",
+    "gpu", "build_info", "none", "535.104.05", "\x1b[31mred", 2**70,
+]  # fmt: skip
+ODD = st.sampled_from(ODD_VALUES)
+PATHS = [
+    ("cell",), ("scenario",), ("status",), ("evidence",), ("key",), ("drift",), ("backend",),
+    ("started",), ("seconds",), ("image",), ("error",), ("driver",), ("gpu",), ("host",),
+    ("engine",), ("placed_driver",), ("base_image",), ("schema",), ("stack",),
+    ("stack", "framework"), ("stack", "framework_version"), ("stack", "cuda"),
+    ("stack", "cudnn"), ("stack", "python"), ("stack", "base"), ("expected",),
+    ("expected", "outcome"), ("expected", "signature"), ("expected", "stage"), ("observed",),
+    ("observed", "outcome"), ("observed", "stage"), ("observed", "signature"),
+    ("observed", "decisive_line"), ("observed", "fingerprint"), ("observed", "secondary"),
+    ("observed", "exit_code"), ("observed", "signal"),
+]  # fmt: skip
+
+
+def mutate(rec: dict[str, Any], path: tuple[str, ...], value: Any, drop: bool) -> None:
+    box = rec
+    for part in path[:-1]:
+        if not isinstance(box.get(part), dict):
+            return
+        box = box[part]
+    if drop:
+        box.pop(path[-1], None)
+    else:
+        box[path[-1]] = value
+
+
+def frame_and_warnings(read: Any, folder: Path) -> tuple[pd.DataFrame | str, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            frame = build_frame(read([folder]), [])
+        except Exception as exc:  # the same error either way is what is tested
+            frame = f"{type(exc).__name__}: {exc}"
+    return frame, err.getvalue()
+
+
+def same(a: pd.DataFrame | str, b: pd.DataFrame | str) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    return list(a.columns) == list(b.columns) and a.astype(str).equals(b.astype(str))
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, len(BASE) - 1), st.lists(
+            st.tuples(st.sampled_from(PATHS), ODD, st.booleans()), max_size=3
+        )),
+        min_size=1, max_size=8,
+    )
+)  # fmt: skip
+def test_rows_read_as_results_would_be(tmp_path: Path, edits: list[Any]) -> None:
+    folder = tmp_path / f"j{abs(hash(repr(edits)))}"
+    folder.mkdir()
+    with (folder / "journal.jsonl").open("w") as f:
+        for i, changes in edits:
+            rec = copy.deepcopy(BASE[i])
+            for path, value, drop in changes:
+                mutate(rec, path, value, drop)
+            f.write(json.dumps(rec) + "\n")
+    slow, fast = frame_and_warnings(read_results, folder), frame_and_warnings(read_rows, folder)
+    assert fast[1] == slow[1], "the same lines skipped, with the same words"
+    assert same(fast[0], slow[0])
+
+
+def test_the_committed_journals_read_the_same_both_ways() -> None:
+    for folder in (ROOT / "reports/results", ROOT / "reports/releases/results"):
+        slow, fast = frame_and_warnings(read_results, folder), frame_and_warnings(read_rows, folder)
+        assert fast[1] == slow[1] and same(fast[0], slow[0]), folder
+
+
+def test_every_field_dropped_or_odd_one_at_a_time(tmp_path: Path) -> None:
+    """Each field of a record dropped, and set to each odd value, one record for each: every
+    way one field can be wrong, in one journal."""
+    records = []
+    for n, path in enumerate(PATHS):
+        for k, value in enumerate([*ODD_VALUES, "DROP"]):
+            rec = copy.deepcopy(BASE[(n + k) % len(BASE)])
+            # a cell of its own: the report keeps one result per cell
+            rec["scenario"] = f"s{n}-{k}"
+            rec["cell"] = f"{rec['cell'].split('/')[0]}/s{n}-{k}"
+            mutate(rec, path, value, value == "DROP")
+            records.append(json.dumps(rec))
+    (tmp_path / "journal.jsonl").write_text("\n".join(records) + "\n")
+    slow, fast = frame_and_warnings(read_results, tmp_path), frame_and_warnings(read_rows, tmp_path)
+    assert fast[1] == slow[1]
+    assert same(fast[0], slow[0])
