@@ -211,11 +211,12 @@ def write_parts(
         for name, fn in parts.items():
             if name not in done:
                 atomic_write(out / name, fn())
-    except BaseException:
+        wrote = child.wait() if child else True
+    except BaseException:  # failing or interrupted (waiting included): the child stops too
         if child:
             child.wait(stop=True)
         raise
-    if child and not child.wait(stop=False):  # it failed: its files here (the same error, if any)
+    if child and not wrote:  # it failed: its files here (the same error, if any)
         for name in child.names:
             atomic_write(out / name, parts[name]())
     return [out / name for name in parts]
@@ -225,22 +226,22 @@ def write_parts(
 class _Child:
     pid: int
     names: tuple[str, ...]
+    status: int | None = None  # its exit code, once reaped
 
-    def wait(self, *, stop: bool) -> bool:
+    def wait(self, *, stop: bool = False) -> bool:
         """Whether it wrote every one of its files; `stop`: this process is failing or being
         interrupted, so the child is stopped first (SIGTERM: it removes its temp file)."""
-        if stop:
+        if self.status is None and stop:
             with suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGTERM)
-        while True:
+        while self.status is None:
             try:
-                _, status = os.waitpid(self.pid, 0)
-                break
+                self.status = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
             except InterruptedError:
                 continue
             except ChildProcessError:
-                return False
-        return os.waitstatus_to_exitcode(status) == 0
+                self.status = -1
+        return self.status == 0
 
 
 def _fork_writer(out: Path, parts: Mapping[str, Callable[[], str]]) -> _Child | None:
@@ -252,6 +253,7 @@ def _fork_writer(out: Path, parts: Mapping[str, Callable[[], str]]) -> _Child | 
         return None
     sys.stdout.flush()
     sys.stderr.flush()
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:
@@ -260,7 +262,7 @@ def _fork_writer(out: Path, parts: Mapping[str, Callable[[], str]]) -> _Child | 
         return _Child(pid, tuple(parts))
     code = 1
     try:
-        _die_with_parent()
+        _die_with_parent(parent)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, _raise_exit)
         for name, fn in parts.items():
@@ -276,7 +278,7 @@ def _raise_exit(signum: int, frame: object) -> None:
     raise SystemExit(1)
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int) -> None:
     """SIGKILL to this child the moment its parent dies (Linux: prctl PR_SET_PDEATHSIG), so a
     SIGKILLed report leaves no writer behind (its temp file, at worst, as the parent's own);
     elsewhere nothing. A parent that is interrupted stops its child itself (SIGTERM: the child
@@ -286,7 +288,7 @@ def _die_with_parent() -> None:
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return
-    if os.getppid() == 1:  # the parent died before prctl took effect
+    if os.getppid() != parent:  # it died before prctl took effect
         raise SystemExit(1)
 
 

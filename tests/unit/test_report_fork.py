@@ -87,7 +87,9 @@ def big_journal(folder: Path, n: int) -> Path:
 def leftovers(marker: Path) -> list[str]:
     """Processes still running whose command line names this test's folder (a forked child
     has its parent's)."""
-    ps = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True, check=True)
+    ps = subprocess.run(
+        ["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True, check=True
+    )
     return [ln for ln in ps.stdout.splitlines() if str(marker) in ln and "ps -eo" not in ln]
 
 
@@ -115,3 +117,47 @@ def test_a_stopped_report_leaves_no_child_and_no_temp_file(tmp_path: Path, sig: 
     assert not leftovers(tmp_path), "the child outlived its parent"
     if sig != signal.SIGKILL:
         assert not [p.name for p in out.iterdir() if p.name.startswith(".")], "a temp file left"
+
+
+def test_interrupted_while_it_waits_for_its_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its own files written, the report waits for the child's; Ctrl-C then stops the child
+    (it removes its temp file) and is reaped, not left to the kernel's SIGKILL."""
+    parent, page = os.getpid(), write.render_page
+    children: list[int] = []
+
+    def slow_in_the_child(*args: object, **kw: object) -> str:
+        if os.getpid() != parent:
+            time.sleep(30)
+        return page(*args, **kw)  # type: ignore[arg-type]
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    real_fork = os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            children.append(pid)
+        return pid
+
+    monkeypatch.setattr(write, "render_page", slow_in_the_child)
+    monkeypatch.setattr(write, "FORK_AT", 0)
+    monkeypatch.setattr(os, "fork", fork)
+    old = signal.signal(signal.SIGALRM, interrupt)
+    start = time.monotonic()
+    try:
+        signal.alarm(2)
+        with pytest.raises(KeyboardInterrupt):
+            write_all([RESULTS], tmp_path, catalog=CATALOG, env={})
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert time.monotonic() - start < 20, "the child was stopped, not waited for"
+    [pid] = children
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped already
+    assert (tmp_path / "results.csv").exists(), "the parent's own files were written"
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
