@@ -4,7 +4,6 @@ forks, real signals."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -18,6 +17,7 @@ from harness.errors import ConfigError
 from harness.report import write, write_all
 from harness.signatures import read_catalog
 from tests.conftest import ROOT
+from tests.unit.test_report_sigkill import journal as big_journal
 
 CATALOG = read_catalog(ROOT / "scenarios" / "signatures.yaml").signatures
 RESULTS = ROOT / "reports" / "results"
@@ -71,17 +71,6 @@ def test_an_error_of_the_childs_file_is_raised_here(
             write_all([RESULTS], out, catalog=CATALOG, env={})
         errors.append(err.value.render().replace(str(out), "OUT"))
     assert errors[0] == errors[1] and "index.html" in errors[0]
-
-
-def big_journal(folder: Path, n: int) -> Path:
-    first = json.loads((RESULTS / "journal.jsonl").read_text().splitlines()[0])
-    slug = first["cell"].split("/")[0]
-    folder.mkdir(parents=True)
-    with (folder / "journal.jsonl").open("w") as f:
-        for i in range(n):
-            rec = {**first, "cell": f"{slug}/f-{i}", "scenario": f"f-{i}", "key": f"{i:024x}"}
-            f.write(json.dumps(rec) + "\n")
-    return folder
 
 
 def leftovers(marker: Path) -> list[str]:
