@@ -9,12 +9,15 @@ when its `cancel` event is set, and `run` then raises `Cancelled`.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO
 
 from harness.model import ProcResult
@@ -171,3 +174,77 @@ def _signal(proc: subprocess.Popen[bytes], sig: int, group: bool) -> None:
     # The group is named by the leader's pid (start_new_session); not yet reaped, it is ours.
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, sig)
+
+
+# ---------------------------------------------------------------- a forked helper
+
+
+@dataclass
+class Forked:
+    """A forked child doing part of this process's work (`fork`); `names`: what it does."""
+
+    pid: int
+    names: tuple[str, ...]
+    status: int | None = None  # its exit code, once reaped
+
+    def wait(self, *, stop: bool = False) -> bool:
+        """Whether its job finished; `stop`: this process is failing or being interrupted, so
+        the child is stopped first (SIGTERM: it unwinds, and removes what it was writing)."""
+        if self.status is None and stop:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGTERM)
+        while self.status is None:
+            try:
+                self.status = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                self.status = -1
+        return self.status == 0
+
+
+def fork(job: Callable[[], None], names: tuple[str, ...] = ()) -> Forked | None:
+    """`job` in a forked child, which exits 0 when it returns and 1 on any exception (the parent
+    then does the job itself, and meets what it raises). None where no child can be had: no
+    fork here, or this process has other threads (a fork copies only this one: a lock another
+    holds would never be released in the child). The child dies with this process (SIGKILL,
+    PR_SET_PDEATHSIG) and unwinds on SIGTERM or SIGINT."""
+    if threading.active_count() > 1 or not hasattr(os, "fork"):
+        return None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    parent = os.getpid()
+    try:
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid:
+        return Forked(pid, names)
+    code = 1
+    try:
+        _die_with(parent)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, _exit_on_signal)
+        job()
+        code = 0
+    except BaseException:  # the parent does the job again, and raises what it raises
+        pass
+    finally:
+        os._exit(code)  # no atexit handlers, no buffers flushed twice: the parent owns those
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(1)
+
+
+def _die_with(parent: int) -> None:
+    """SIGKILL to this child the moment its parent dies (Linux: prctl PR_SET_PDEATHSIG), so a
+    SIGKILLed parent leaves no worker behind (its temp file, at worst, as the parent's own);
+    elsewhere nothing. A parent that is interrupted stops its child itself (Forked.wait)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before prctl took effect
+        raise SystemExit(1)

@@ -7,21 +7,16 @@ ReportSummary for the CLI to print.
 
 from __future__ import annotations
 
-import ctypes
 import gc
-import os
-import signal
-import sys
-import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass, replace
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 
-from harness import __version__, inputs
+from harness import __version__, inputs, proc
 from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
 from harness.errors import ConfigError
 from harness.fs import append_summary, atomic_write, writable_dir
@@ -222,74 +217,16 @@ def write_parts(
     return [out / name for name in parts]
 
 
-@dataclass
-class _Child:
-    pid: int
-    names: tuple[str, ...]
-    status: int | None = None  # its exit code, once reaped
-
-    def wait(self, *, stop: bool = False) -> bool:
-        """Whether it wrote every one of its files; `stop`: this process is failing or being
-        interrupted, so the child is stopped first (SIGTERM: it removes its temp file)."""
-        if self.status is None and stop:
-            with suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGTERM)
-        while self.status is None:
-            try:
-                self.status = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
-            except InterruptedError:
-                continue
-            except ChildProcessError:
-                self.status = -1
-        return self.status == 0
-
-
-def _fork_writer(out: Path, parts: Mapping[str, Callable[[], str]]) -> _Child | None:
-    """A child that renders and writes `parts`, then exits 0 (1 on any error: the parent does
-    them again and raises what they raise). None where there is nothing to fork for, or this
-    process has other threads (a fork copies only this one: a lock another holds would never be
-    released in the child)."""
-    if not parts or threading.active_count() > 1 or not hasattr(os, "fork"):
+def _fork_writer(out: Path, parts: Mapping[str, Callable[[], str]]) -> proc.Forked | None:
+    """A child that renders and writes `parts` (proc.fork: None where none can be had)."""
+    if not parts:
         return None
-    sys.stdout.flush()
-    sys.stderr.flush()
-    parent = os.getpid()
-    try:
-        pid = os.fork()
-    except OSError:
-        return None
-    if pid:
-        return _Child(pid, tuple(parts))
-    code = 1
-    try:
-        _die_with_parent(parent)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, _raise_exit)
+
+    def job() -> None:
         for name, fn in parts.items():
             atomic_write(out / name, fn())
-        code = 0
-    except BaseException:  # the parent renders these files again, and raises what they raise
-        pass
-    finally:
-        os._exit(code)  # no atexit handlers, no buffers flushed twice: the parent owns those
 
-
-def _raise_exit(signum: int, frame: object) -> None:
-    raise SystemExit(1)
-
-
-def _die_with_parent(parent: int) -> None:
-    """SIGKILL to this child the moment its parent dies (Linux: prctl PR_SET_PDEATHSIG), so a
-    SIGKILLed report leaves no writer behind (its temp file, at worst, as the parent's own);
-    elsewhere nothing. A parent that is interrupted stops its child itself (SIGTERM: the child
-    removes its temp file) and waits for it."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # it died before prctl took effect
-        raise SystemExit(1)
+    return proc.fork(job, tuple(parts))
 
 
 def append_text(path: Path, text: str) -> None:

@@ -27,25 +27,54 @@ def files(out: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
 
 
-def make(out: Path, fork_at: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
-    monkeypatch.setattr(write, "FORK_AT", fork_at)
+def isolated(case: str, tmp: Path) -> None:
+    """`case` (a function of this module) run in a fresh interpreter: a fork needs a process of
+    one thread (the harness forks no other: proc.fork), and pytest's may hold more by now. The
+    case asserts; its exit status says how that went."""
+    code = "from pathlib import Path; from tests.unit import test_report_fork as t; "
+    code += f"t.{case}(Path({str(tmp)!r}))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def forks_counted() -> list[int]:
+    """The pids os.fork gives this process from now on."""
+    pids: list[int] = []
+    real = os.fork
+
+    def fork() -> int:
+        pid = real()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    os.fork = fork
+    return pids
+
+
+def make(out: Path, fork_at: int) -> dict[str, bytes]:
+    write.FORK_AT = fork_at
     write_all([RESULTS], out, catalog=CATALOG, env={})
     return files(out)
 
 
-def test_the_forked_report_is_the_one_process_report(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    alone = make(tmp_path / "alone", 10**9, monkeypatch)
-    forked = make(tmp_path / "forked", 0, monkeypatch)
+def case_same(tmp: Path) -> None:
+    alone = make(tmp / "alone", 10**9)
+    pids = forks_counted()
+    forked = make(tmp / "forked", 0)
+    assert len(pids) == 1, "the report forked its writer"
     assert forked == alone
-    assert not [p for p in (tmp_path / "forked").iterdir() if p.name.startswith(".")]
+    assert not [p for p in (tmp / "forked").iterdir() if p.name.startswith(".")]
 
 
-def test_what_the_child_failed_to_write_is_written_here(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    alone = make(tmp_path / "alone", 10**9, monkeypatch)
+def test_the_forked_report_is_the_one_process_report(tmp_path: Path) -> None:
+    isolated("case_same", tmp_path)
+
+
+def case_child_fails(tmp: Path) -> None:
+    alone = make(tmp / "alone", 10**9)
     parent, page = os.getpid(), write.render_page
 
     def broken_in_the_child(*args: object, **kw: object) -> str:
@@ -53,24 +82,43 @@ def test_what_the_child_failed_to_write_is_written_here(
             raise MemoryError("the child ran out")
         return page(*args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(write, "render_page", broken_in_the_child)
-    assert make(tmp_path / "forked", 0, monkeypatch) == alone
+    write.render_page = broken_in_the_child  # type: ignore[assignment]
+    pids = forks_counted()
+    assert make(tmp / "forked", 0) == alone
+    assert len(pids) == 1
 
 
-def test_an_error_of_the_childs_file_is_raised_here(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_what_the_child_failed_to_write_is_written_here(tmp_path: Path) -> None:
+    isolated("case_child_fails", tmp_path)
+
+
+def case_error(tmp: Path) -> None:
+    errors = []
+    pids = forks_counted()
+    for fork_at in (10**9, 0):
+        out = tmp / str(fork_at)
+        (out / "index.html").mkdir(parents=True)
+        write.FORK_AT = fork_at
+        try:
+            write_all([RESULTS], out, catalog=CATALOG, env={})
+        except ConfigError as exc:
+            errors.append(exc.render().replace(str(out), "OUT"))
+    assert len(pids) == 1 and len(errors) == 2
+    assert errors[0] == errors[1] and "index.html" in errors[0]
+
+
+def test_an_error_of_the_childs_file_is_raised_here(tmp_path: Path) -> None:
     """index.html is a folder: the child cannot replace it, and this process says so (exit 2),
     as a report without a child does."""
-    errors = []
-    for fork_at in (10**9, 0):
-        out = tmp_path / str(fork_at)
-        (out / "index.html").mkdir(parents=True)
-        monkeypatch.setattr(write, "FORK_AT", fork_at)
-        with pytest.raises(ConfigError) as err:
-            write_all([RESULTS], out, catalog=CATALOG, env={})
-        errors.append(err.value.render().replace(str(out), "OUT"))
-    assert errors[0] == errors[1] and "index.html" in errors[0]
+    isolated("case_error", tmp_path)
+
+
+# `python -m harness` with Ctrl-C heard: a shell that ran this suite in the background left
+# SIGINT ignored, and Python keeps an ignored SIGINT ignored.
+CTRL_C_ON = (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'harness'; runpy.run_module('harness', run_name='__main__')"
+)
 
 
 def leftovers(marker: Path) -> list[str]:
@@ -87,7 +135,7 @@ def test_a_stopped_report_leaves_no_child_and_no_temp_file(tmp_path: Path, sig: 
     """Stopped while it writes (the child at work): the child goes too, and where this process
     could still clean up (INT, TERM), no temp file is left either."""
     results, out = big_journal(tmp_path / "results", 30_000), tmp_path / "out"
-    argv = [sys.executable, "-m", "harness", "report", "--results", str(results), "--out", str(out)]
+    argv = [sys.executable, "-c", CTRL_C_ON, "report", "--results", str(results), "--out", str(out)]
     proc = subprocess.Popen(
         [*argv, "--allow-drift", "--allow-partial"], cwd=ROOT,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -108,13 +156,8 @@ def test_a_stopped_report_leaves_no_child_and_no_temp_file(tmp_path: Path, sig: 
         assert not [p.name for p in out.iterdir() if p.name.startswith(".")], "a temp file left"
 
 
-def test_interrupted_while_it_waits_for_its_child(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Its own files written, the report waits for the child's; Ctrl-C then stops the child
-    (it removes its temp file) and is reaped, not left to the kernel's SIGKILL."""
+def case_interrupted_waiting(tmp: Path) -> None:
     parent, page = os.getpid(), write.render_page
-    children: list[int] = []
 
     def slow_in_the_child(*args: object, **kw: object) -> str:
         if os.getpid() != parent:
@@ -124,29 +167,29 @@ def test_interrupted_while_it_waits_for_its_child(
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    real_fork = os.fork
-
-    def fork() -> int:
-        pid = real_fork()
-        if pid:
-            children.append(pid)
-        return pid
-
-    monkeypatch.setattr(write, "render_page", slow_in_the_child)
-    monkeypatch.setattr(write, "FORK_AT", 0)
-    monkeypatch.setattr(os, "fork", fork)
-    old = signal.signal(signal.SIGALRM, interrupt)
+    write.render_page = slow_in_the_child  # type: ignore[assignment]
+    write.FORK_AT = 0
+    pids = forks_counted()
+    signal.signal(signal.SIGALRM, interrupt)
     start = time.monotonic()
+    signal.alarm(2)
     try:
-        signal.alarm(2)
-        with pytest.raises(KeyboardInterrupt):
-            write_all([RESULTS], tmp_path, catalog=CATALOG, env={})
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+        write_all([RESULTS], tmp, catalog=CATALOG, env={})
+        raise AssertionError("not interrupted")
+    except KeyboardInterrupt:
+        pass
     assert time.monotonic() - start < 20, "the child was stopped, not waited for"
-    [pid] = children
-    with pytest.raises(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)  # reaped already
-    assert (tmp_path / "results.csv").exists(), "the parent's own files were written"
-    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+    [pid] = pids
+    try:
+        os.waitpid(pid, os.WNOHANG)
+        raise AssertionError("the child was not reaped")
+    except ChildProcessError:
+        pass
+    assert (tmp / "results.csv").exists(), "the parent's own files were written"
+    assert not [p.name for p in tmp.iterdir() if p.name.startswith(".")]
+
+
+def test_interrupted_while_it_waits_for_its_child(tmp_path: Path) -> None:
+    """Its own files written, the report waits for the child's; Ctrl-C then stops the child
+    (it removes its temp file) and is reaped, not left to the kernel's SIGKILL."""
+    isolated("case_interrupted_waiting", tmp_path)
