@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -22,10 +22,7 @@ def version_key(text: str) -> tuple[int, tuple[Any, ...]]:
     holds only ints and strings, so sorting by it compares in C (a Version compares in Python:
     100,000 stacks took a second to sort)."""
     if _PLAIN.fullmatch(text):  # most versions: what pep440_key makes of a bare release
-        release = [int(p) for p in text.split(".")]
-        while release and release[-1] == 0:
-            release.pop()
-        return (0, (0, tuple(release), (2,), (0,), (1,), (0,)))
+        return (0, (0, _release(int(p) for p in text.split(".")), (2,), (0,), (1,), (0,)))
     try:
         return (0, pep440_key(Version(text)))
     except InvalidVersion:
@@ -39,9 +36,6 @@ _PLAIN = re.compile(r"[0-9]+(?:\.[0-9]+)*", re.ASCII)
 def pep440_key(v: Version) -> tuple[Any, ...]:
     """packaging's own order of Versions (its _cmpkey), with its infinities as ranks: equal keys
     exactly where the Versions are equal ('1.0' == '1.0.0'), and the same order otherwise."""
-    release = list(v.release)
-    while release and release[-1] == 0:  # 1.0 == 1
-        release.pop()
     if v.pre is None and v.post is None and v.dev is not None:
         pre: tuple[Any, ...] = (0,)  # 1.0.dev0 before 1.0a0
     else:
@@ -52,7 +46,15 @@ def pep440_key(v: Version) -> tuple[Any, ...]:
     if v.local is not None:  # numbers after words, part by part (packaging's parse of it)
         parts = re.split(r"[._-]", v.local)
         local = (1, tuple((1, int(p), "") if p.isdigit() else (0, 0, p) for p in parts))
-    return (v.epoch, tuple(release), pre, post, dev, local)
+    return (v.epoch, _release(v.release), pre, post, dev, local)
+
+
+def _release(parts: Iterable[int]) -> tuple[int, ...]:
+    """A release without its trailing zeros: 1.0 == 1."""
+    release = list(parts)
+    while release and release[-1] == 0:
+        release.pop()
+    return tuple(release)
 
 
 def major_minor(text: str) -> str:

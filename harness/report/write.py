@@ -200,33 +200,23 @@ def write_parts(
     `apart` by a forked child meanwhile, where one can be had. The child only saves time: where
     it cannot be forked, fails, or is stopped, this process renders and writes its files itself
     (the same text, and the same error if one is raised)."""
-    child = _fork_writer(out, {n: parts[n] for n in apart if n in parts})
-    done = set(child.names) if child else set()
+
+    def write(names: Sequence[str]) -> None:
+        for name in names:
+            atomic_write(out / name, parts[name]())
+
+    away = tuple(n for n in apart if n in parts)
+    child = proc.fork(lambda: write(away), away) if away else None
     try:
-        for name, fn in parts.items():
-            if name not in done:
-                atomic_write(out / name, fn())
+        write([n for n in parts if not (child and n in away)])
         wrote = child.wait() if child else True
     except BaseException:  # failing or interrupted (waiting included): the child stops too
         if child:
             child.wait(stop=True)
         raise
-    if child and not wrote:  # it failed: its files here (the same error, if any)
-        for name in child.names:
-            atomic_write(out / name, parts[name]())
+    if not wrote:  # it failed: its files here (the same error, if any)
+        write(away)
     return [out / name for name in parts]
-
-
-def _fork_writer(out: Path, parts: Mapping[str, Callable[[], str]]) -> proc.Forked | None:
-    """A child that renders and writes `parts` (proc.fork: None where none can be had)."""
-    if not parts:
-        return None
-
-    def job() -> None:
-        for name, fn in parts.items():
-            atomic_write(out / name, fn())
-
-    return proc.fork(job, tuple(parts))
 
 
 def append_text(path: Path, text: str) -> None:
