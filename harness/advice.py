@@ -27,8 +27,10 @@ _FACTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("cudnn_found", r"found runtime version \((\d+, \d+, \d+)\)"),
         ("cuda_required", r"cuda>=(\d+\.\d+)"),
         ("sm", r"\bsm_(\d{2,3})\b"),
-        ("framework", r"(?:site-packages|dist-packages)[/\\](torch|tensorflow|jax|jaxlib)[/\\]"),
-        ("framework", r"\b(jax|jaxlib|tensorflow|torch)\b"),
+        # a package's folder, then its name as code names it: not a folder of some other path
+        # ("/opt/torch/.venv/.../site-packages/cupy/..." is CuPy's log, not torch's)
+        ("framework", r"(?:site|dist)-packages[/\\](torch|tensorflow|jax|jaxlib|cupy)[/\\]"),
+        ("framework", r"(?<![/\\\w.-])(jax|jaxlib|tensorflow|torch|cupy)\b"),
         ("cuda_major", r"nvidia[/\\]cu(\d\d)[/\\]"),
         ("cuda_major", r"\+cu(\d\d)\d\b"),
         ("cuda_major", r"-cu(\d\d)\b"),
