@@ -256,9 +256,10 @@ def build_failure(ref: str, plan: DockerfilePlan, done: Finished, log_path: Path
 class Engine:
     """Images and containers on one Docker engine."""
 
-    def __init__(self, client: docker.DockerClient, host: str = "the engine's socket"):
+    def __init__(self, client: docker.DockerClient, host: str | None = None):
         self.client = client
-        self.host = host  # as the user gave it (DOCKER_HOST), for messages
+        # as the user gave it (DOCKER_HOST): for messages, and for a client of its own (_spare)
+        self.host = engine_host(os.environ) if host is None else host
         self._open: dict[str, Container] = {}  # containers made and not yet removed, by name
         self._open_lock = threading.Lock()  # guards _open and _halted, and each start
         self._halted = False
@@ -393,15 +394,15 @@ class Engine:
             with self._open_lock:
                 self._open[name] = created
             yield created
-        except BaseException:
+        except BaseException as exc:
             # The engine may be gone (that is why we are unwinding): what cannot be removed now
             # the next run's sweep removes, and the error that brought us here is the one raised.
             with suppress(Exception):
-                self._remove(created, name)
+                self._remove(name, stopped=isinstance(exc, KeyboardInterrupt))
             raise
         else:
             with self.answering():
-                self._remove(created, name)
+                self._remove(name)
         finally:
             with self._open_lock:
                 self._open.pop(name, None)
@@ -413,19 +414,37 @@ class Engine:
             self._halted = True
             found = [] if self._silent else list(self._open.items())
         killed = []
-        for name, c in found:
-            with suppress(Exception):  # not started yet, or already gone: nothing to kill
-                c.kill()
-                killed.append(name)
+        with self._spare(bool(found)) as client:
+            for name, _ in found:
+                with suppress(Exception):  # not started yet, or already gone: nothing to kill
+                    client.api.kill(name)
+                    killed.append(name)
         return killed
 
-    def _remove(self, created: Container | None, name: str) -> None:
+    def _remove(self, name: str, *, stopped: bool = False) -> None:
         if self._silent:  # the next run's sweep removes it
             return
-        # Interrupted while `create` was in flight, the daemon may still have made it: look it
-        # up by its name rather than trust that nothing exists.
-        with suppress(NotFound):
-            (created or self.client.containers.get(name)).remove(force=True, v=True)
+        # Interrupted while `create` was in flight, the daemon may still have made it: removed
+        # by its name rather than trusting that nothing exists.
+        with self._spare(stopped or self._halted) as client, suppress(NotFound):
+            client.api.remove_container(name, v=True, force=True)
+
+    @contextmanager
+    def _spare(self, needed: bool) -> Iterator[docker.DockerClient]:
+        """The client to clean up with: once the run is stopping (Ctrl-C, SIGTERM, a halt), one
+        of its own, with its own connection pools. The interrupt may have landed inside a call
+        of the shared client, between urllib3 taking a pool's lock and the code that frees it:
+        every later call through that pool would wait for ever (seen: a SIGTERM while a
+        container was started, then the removal hung)."""
+        spare = None
+        if needed and "://" in self.host:
+            with suppress(DockerException):
+                spare = docker.DockerClient(base_url=self.host, timeout=PING_TIMEOUT)
+        try:
+            yield spare or self.client
+        finally:
+            if spare is not None:
+                spare.close()
 
     def finish(
         self, container: Container, timeout: float, *, log_path: Path | None = None

@@ -202,9 +202,8 @@ b.commit_build(plan, {ref!r}, mounts=[], log_path=Path({str(tmp_path / "log")!r}
     child = subprocess.Popen([sys.executable, "-c", script])
     try:
         deadline = time.monotonic() + 60
-        # interrupted while the build runs (`sleep 120`), not while its container is created
-        # or started (noticed, not fixed: a KeyboardInterrupt inside urllib3's pool lock during
-        # `start` left the lock held, and the cleanup's next engine call waited on it for ever)
+        # interrupted while the build runs (`sleep 120`); an interrupt inside a docker-py call
+        # (urllib3's locks left taken) is the next test's
         while not running(backend, backend.leftovers(child.pid)):
             assert time.monotonic() < deadline, "the build container never ran"
             assert child.poll() is None, "the build ended early"
@@ -263,3 +262,46 @@ def test_the_smoke_torch_stack(backend: Engine, tmp_path: Path) -> None:
     assert done.output.strip().splitlines()[-1] == "2.15.0+cu132 13.2 92600 1000"
     mark = json.loads((Path(result["env"]) / "stackmatrix-env.json").read_text())
     assert mark["lock"] == SMOKE_TORCH and mark["ref"] == result["ref"]
+
+
+def test_interrupted_while_the_shared_client_is_wedged_the_container_is_still_removed(
+    backend: Engine, base: Base
+) -> None:
+    """A Ctrl-C that lands inside a docker-py call can leave urllib3's locks taken (between the
+    lock's acquire and the code that frees it); every later call through that client waits on
+    them for ever. Here another thread holds every lock of the shared client's transport, as
+    such an interrupt leaves them, and the cleanup must still remove the container, in time."""
+    script = f"""
+import os, sys, threading
+sys.path.insert(0, {str(ROOT)!r})
+from harness.backends.engine import Engine, connect
+e = Engine(connect(os.environ))
+adapter = e.client.api.get_adapter(e.client.api.base_url)
+wedged, done = threading.Event(), threading.Event()
+def wedge():
+    with adapter.pools.lock:
+        held = [adapter.pools[key].pool.mutex for key in list(adapter.pools.keys())]
+        for lock in held:
+            lock.acquire()
+        wedged.set()
+        done.wait()
+        for lock in held:  # let the interpreter's exit close the pools (urllib3's finalizers)
+            lock.release()
+try:
+    with e.container({base.ref!r}, ["sleep", "120"], kind="run") as c:
+        print(c.name, flush=True)
+        threading.Thread(target=wedge).start()
+        wedged.wait()
+        raise KeyboardInterrupt
+except KeyboardInterrupt:
+    print("unwound", flush=True)
+finally:
+    done.set()
+"""
+    child = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=90
+    )
+    name, unwound = child.stdout.split()
+    assert unwound == "unwound", child.stderr
+    with pytest.raises(NotFound):
+        backend.client.containers.get(name)
