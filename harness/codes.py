@@ -27,7 +27,7 @@ _FALLBACK = {"runtime": "runtime_legacy"}
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ErrorRow:
-    api: str  # runtime, runtime_legacy, driver, cudnn, nccl
+    api: str  # runtime, runtime_legacy, driver, cudnn, cudnn8, nccl
     code: int
     name: str
     message: str
@@ -76,6 +76,9 @@ def name_patterns(table: Iterable[ErrorRow]) -> tuple[tuple[Pattern, str], ...]:
         if r.signature is None:
             continue
         out[r.name] = (Pattern(needle=r.name.lower(), regex=rf"\b{r.name}\b"), r.signature)
+        if r.name.startswith("CUDNN_STATUS_"):  # as bindings spell it: cudnnStatusArchMismatch
+            camel = "cudnnStatus" + "".join(w.title() for w in r.name[13:].split("_"))
+            out[camel] = (Pattern(needle=camel.lower(), regex=rf"\b{camel}\b"), r.signature)
         if r.match_message:
             rx = "(?i:" + re.escape(r.match_message) + ")"
             out[r.match_message] = (Pattern(needle=r.match_message.lower(), regex=rx), r.signature)

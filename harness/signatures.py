@@ -59,6 +59,9 @@ _SOFT = re.compile(
     r"[IW](?:\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]| \S+:\d+\])"
 )
 _MASK = re.compile(r"0x[0-9a-fA-F]+|(?:/[\w.+-]+)+/?|\d+(?:\.\d+)*")
+_TRACEBACK = b"Traceback (most recent call last):"
+_TRACEBACK_BYTES = 1 << 16  # of a traceback, looked through for its last frame
+_TRACEBACK_LINES = 64  # lines after the last frame looked through for the exception line
 _ERRORISH = (b"error", b"exception", b"fatal", b"abort", b"failed", b"killed")
 _ERRORISH_RE = re.compile(r"(?i)(error|exception|fatal|abort(ed)?|failed|killed)\b")
 
@@ -369,6 +372,7 @@ class _Scan:
                 last = start
             pos = resume
         self._note_error(data, low, line_at)
+        self._note_raised(data, line_at)
         self.lines_before += data.count(b"\n")
         self.tail = data[_span(data, len(data.rstrip(b"\n")))[0] :].rstrip(b"\n")
 
@@ -512,6 +516,39 @@ class _Scan:
             for w, p in pos.items():
                 if p >= start:
                     pos[w] = low.rfind(w, 0, start)
+
+    def _note_raised(self, data: bytes, line_at: _LineCounter) -> None:
+        """The exception line that ends the block's last Python traceback is an error line,
+        whatever its words: `libcudnn.cudnnStatusArchMismatch` or `KeyboardInterrupt` say
+        "error" nowhere. It is the decisive line of an `unknown` when no later error was seen.
+        The exception line is the first line after the last frame that is not indented and not
+        followed by an indented line (a frame's line wrapped by a terminal is)."""
+        at = data.rfind(_TRACEBACK)
+        if at < 0:
+            return
+        frame = data.rfind(b'\n  File "', at, at + _TRACEBACK_BYTES)
+        if frame < 0:
+            return
+        pos = data.find(b"\n", frame + 1) + 1
+        for _ in range(_TRACEBACK_LINES):
+            if pos <= 0 or pos >= len(data):
+                return
+            stop = data.find(b"\n", pos)
+            stop = len(data) if stop < 0 else stop
+            raw = data[pos:stop].rstrip(b"\r")
+            follows = data[stop + 1 : stop + 2]
+            if raw and raw[:1] not in b" \t" and follows not in (b" ", b"\t"):
+                break
+            pos = stop + 1
+        else:
+            return
+        line_no = self.lines_before + line_at(pos)
+        if self.last_error is not None and self.last_error[0] >= line_no:
+            return
+        line = normalize(raw.decode("utf-8", "replace"))
+        sid, _, soft = self._match(raw, b"")
+        if sid is None and not soft and line:
+            self.last_error = (line_no, line)
 
 
 class _LineCounter:

@@ -1,13 +1,16 @@
 """Regenerate harness/resources/nvidia_errors.json from the headers in NVIDIA's PyPI wheels.
 
     pip download --no-deps -d /tmp/nvw nvidia-cuda-runtime-cu12==12.9.79 \
-        nvidia-cudnn-cu12==9.28.0.42 nvidia-nccl-cu12==2.32.3
+        nvidia-cudnn-cu12==9.28.0.42 nvidia-nccl-cu12==2.32.3 nvidia-cudnn-cu11==8.9.6.50
     python tools/nvidia_errors.py /tmp/nvw/*.whl > harness/resources/nvidia_errors.json
 
 Every row is code -> name -> message (the header's doc comment) -> signature. The header gives
 the first three; SIGNATURE below is ours, and says which failure each enumerator is evidence of
 (None: the code says nothing about the stack, e.g. an invalid argument). LEGACY carries the
 CUDA runtime numbers used before CUDA 10.1 renumbered cudaError_t, which old logs still print.
+cuDNN 8's cudnnStatus_t (cudnn_ops_infer.h, api `cudnn8`) is read beside cuDNN 9's: cuDNN 9
+renumbered and renamed it (CUDNN_STATUS_ARCH_MISMATCH = 6 became
+CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH = 3007), and logs of cuDNN 7 and 8 print the old names.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ HEADERS = {  # header file -> (api, enum it holds)
     "driver_types.h": ("runtime", "cudaError"),
     "cuda.h": ("driver", "cudaError_enum"),
     "cudnn_graph.h": ("cudnn", "cudnnStatus_t"),
+    "cudnn_ops_infer.h": ("cudnn8", "cudnnStatus_t"),  # cuDNN 8 (its header has no doc strings)
     "nccl.h": ("nccl", "ncclResult_t"),
 }
 
@@ -38,6 +42,15 @@ SIGNATURE: dict[str, str] = {
     "CUDA_ERROR_UNSUPPORTED_PTX_VERSION": "arch_unsupported",
     "CUDA_ERROR_INVALID_PTX": "arch_unsupported",
     "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH": "arch_unsupported",
+    # cuDNN 8's names, as its API reference describes them (docs.nvidia.com/deeplearning/cudnn/
+    # archives/cudnn-890/api/index.html#cudnnStatus_t): "The function requires a feature absent
+    # from the current GPU device"; "Resource allocation failed inside the cuDNN library ...
+    # usually caused by an internal cudaMalloc() failure"; "Some cuDNN sub-library version
+    # mismatch"; "An access to GPU memory space failed".
+    "CUDNN_STATUS_ARCH_MISMATCH": "arch_unsupported",
+    "CUDNN_STATUS_ALLOC_FAILED": "gpu_oom",
+    "CUDNN_STATUS_VERSION_MISMATCH": "cudnn_version_mismatch",
+    "CUDNN_STATUS_MAPPING_ERROR": "cudnn_init_failure",
     "cudaErrorInsufficientDriver": "driver_too_old",
     "cudaErrorSystemDriverMismatch": "driver_too_old",
     "cudaErrorCompatNotSupportedOnDevice": "driver_too_old",

@@ -542,3 +542,143 @@ def test_cublas_create_internal_error_stays_unknown() -> None:
         "RuntimeError: CUDA error: CUBLAS_STATUS_INTERNAL_ERROR when calling `cublasCreate(handle)`"
     )
     assert verdict_of(line)[0] == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("lines", "sig"),
+    [
+        # NCCL's shared-memory transport (NVIDIA/nccl#342, #328; pytorch/torchtitan#853)
+        (
+            ["include/shm.h:28 NCCL WARN Call to posix_fallocate failed: No space left on device"],
+            "shm_exhausted",
+        ),
+        (
+            [
+                "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : "
+                "Permission denied"
+            ],
+            "shm_exhausted",
+        ),
+        (
+            [
+                "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                "NCCLUtils.hpp:268, unhandled system error (run with NCCL_DEBUG=INFO for details), "
+                "NCCL version 2.20.5",
+                "ncclSystemError: System call (e.g. socket, malloc) or external library call "
+                "failed or device error.",
+                "Last error:",
+                "Error while creating shared memory segment /dev/shm/nccl-1YsMbG (size 7340384)",
+            ],
+            "shm_exhausted",
+        ),
+        # the driver and its kernel module disagree, as libnvidia-container and the kernel say it
+        # (saharmor/dalle-playground#104)
+        (
+            [
+                "nvidia-container-cli: initialization error: nvml error: driver/library version "
+                "mismatch: unknown"
+            ],
+            "driver_library_mismatch",
+        ),
+        (
+            [
+                "NVRM: API mismatch: the client has the version 515.48.07, but",
+                "NVRM: this kernel module has the version 510.73.05.  Please",
+            ],
+            "driver_library_mismatch",
+        ),
+        # NVIDIA's Kubernetes device plugin without NVML in its pod (NVIDIA/k8s-device-plugin#23,
+        # awslabs/amazon-eks-ami#1744)
+        (
+            ["loading NVML", "Failed to start nvml with error:  could not load NVML library"],
+            "container_gpu_access",
+        ),
+        (
+            [
+                "E0402 12:47:47.247405       1 factory.go:112] Incompatible platform detected",
+                "E0402 12:47:47.247409       1 factory.go:113] If this is a GPU node, did you "
+                "configure the NVIDIA Container Toolkit?",
+            ],
+            "container_gpu_access",
+        ),
+        # XLA's replica failed on exhausted device memory, the message wrapped (jax-ml/jax#788)
+        (
+            [
+                "2019-06-13 01:17:08.886805: E external/org_tensorflow/tensorflow/compiler/xla/"
+                "python/local_client.cc:672] Execution of replica 0 failed: Resource exhausted: "
+                "Out ",
+                "of memory while trying to allocate 5520758552 bytes.",
+            ],
+            "gpu_oom",
+        ),
+        # cuDNN 8's status names, and as a binding spells them (rbgirshick/fast-rcnn#44,
+        # hannes-brt/cudnn-python-wrappers#11)
+        (
+            [
+                "F0601 cudnn_conv_layer.cpp:32] Check failed: status == CUDNN_STATUS_SUCCESS "
+                "(6 vs. 0)  CUDNN_STATUS_ARCH_MISMATCH"
+            ],
+            "arch_unsupported",
+        ),
+        (
+            ["    raise cudnnExceptions[status]", "libcudnn.cudnnStatusArchMismatch"],
+            "arch_unsupported",
+        ),
+        (["RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED"], "gpu_oom"),
+        # torch's NCCL watchdog as its C++ prints it, and nccl-tests' check (instructlab/training
+        # #520, NVIDIA/nccl#473)
+        (
+            [
+                "terminate called after throwing an instance of 'c10::DistBackendError'",
+                "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 3] Process group watchdog thread "
+                "terminated with exception: [Rank 3] Watchdog caught collective operation "
+                "timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, "
+                "Timeout(ms)=1) ran for 90 milliseconds before timing out.",
+            ],
+            "nccl_error",
+        ),
+        (["fastmoe: Test NCCL failure common.cu:777 'unhandled system error'"], "nccl_error"),
+        # JAX: a CUDA library its plugin cannot load, and no GPU backend at all (magenta/mt3#145,
+        # kuprel/min-dalle#22)
+        (
+            [
+                "WARNING:jax._src.xla_bridge:CUDA backend failed to initialize: Unable to load "
+                "CUDA. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)"
+            ],
+            "cuda_runtime_missing",
+        ),
+        (
+            [
+                "RuntimeError: Unable to initialize backend 'cuda': Unable to load cuSPARSE. Is "
+                "it installed? (you may need to uninstall the failing plugin package)"
+            ],
+            "cuda_runtime_missing",
+        ),
+        (
+            [
+                "WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 "
+                "and rerun for more info.)"
+            ],
+            "no_gpu_or_driver",
+        ),
+    ],
+)
+def test_the_families_of_issue_24s_unseen_threads(lines: list[str], sig: str) -> None:
+    assert verdict_of(*lines)[0] == sig
+
+
+def test_a_traceback_ends_in_an_error_line_whatever_its_words() -> None:
+    """An exception whose name and message say no "error" (and no catalog message) is still a
+    failure: `unknown`, with it as the decisive line, never "no failure found"."""
+    log = [
+        "Traceback (most recent call last):",
+        '  File "train.py", line 3, in <module>',
+        '  File "C:\\Anaconda\\lib\\site-packages\\mylib.py", line 246, in check_statu',
+        "s",
+        "    raise exceptions[status]",
+        "mylib.StatusNotPermitted",
+    ]
+    assert verdict_of(*log) == ("unknown", "mylib.StatusNotPermitted", ())
+    # handled, and followed by a later error line: that one is decisive
+    later = [*log, "During the epoch: RuntimeError: the loss is nan"]
+    assert verdict_of(*later)[1] == "During the epoch: RuntimeError: the loss is nan"
