@@ -42,11 +42,10 @@ SIGNATURE: dict[str, str] = {
     "CUDA_ERROR_UNSUPPORTED_PTX_VERSION": "arch_unsupported",
     "CUDA_ERROR_INVALID_PTX": "arch_unsupported",
     "CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH": "arch_unsupported",
-    # cuDNN 8's names, as its API reference describes them (docs.nvidia.com/deeplearning/cudnn/
-    # archives/cudnn-890/api/index.html#cudnnStatus_t): "The function requires a feature absent
-    # from the current GPU device"; "Resource allocation failed inside the cuDNN library ...
-    # usually caused by an internal cudaMalloc() failure"; "Some cuDNN sub-library version
-    # mismatch"; "An access to GPU memory space failed".
+    # cuDNN 8's names (its header has no doc strings; cuDNN 8's API reference, section
+    # cudnnStatus_t, says of them: a feature absent from the current GPU device; a resource
+    # allocation inside cuDNN failed, usually cudaMalloc; a version mismatch; an access to GPU
+    # memory space failed).
     "CUDNN_STATUS_ARCH_MISMATCH": "arch_unsupported",
     "CUDNN_STATUS_ALLOC_FAILED": "gpu_oom",
     "CUDNN_STATUS_VERSION_MISMATCH": "cudnn_version_mismatch",
