@@ -667,6 +667,57 @@ def test_the_families_of_issue_24s_unseen_threads(lines: list[str], sig: str) ->
     assert verdict_of(*lines)[0] == sig
 
 
+@pytest.mark.parametrize(
+    ("lines", "sig"),
+    [
+        # nvidia-smi without its kernel module (CachyOS/linux-cachyos#118)
+        (
+            [
+                "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+                "Make sure that the latest NVIDIA driver is installed and running."
+            ],
+            "no_gpu_or_driver",
+        ),
+        # XLA without ptxas (its own message; older jaxlib's NOT_FOUND)
+        (
+            [
+                "jaxlib.xla_extension.XlaRuntimeError: UNAVAILABLE: No PTX compilation provider "
+                "is available. Neither ptxas/nvlink nor nvjtlink is available."
+            ],
+            "cuda_runtime_missing",
+        ),
+        (
+            [
+                "jaxlib.xla_extension.XlaRuntimeError: NOT_FOUND: Couldn't find a suitable "
+                "version of ptxas. The following locations were considered: /usr/local/cuda/bin"
+            ],
+            "cuda_runtime_missing",
+        ),
+        # bfloat16 on a GPU cuBLAS has no such kernel for (opendatalab/MinerU#1508); the status
+        # alone, without bfloat16, names no cause
+        (
+            [
+                "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling "
+                "`cublasGemmStridedBatchedEx(handle, opa, opb, (int)m, (int)n, (int)k, "
+                "(void*)&falpha, a, CUDA_R_16BF, (int)lda, stridea, b, CUDA_R_16BF, (int)ldb, "
+                "strideb, (void*)&fbeta, c, CUDA_R_16BF, (int)ldc, stridec, (int)num_batches, "
+                "compute_type, CUBLAS_GEMM_DEFAULT_TENSOR_OP)`"
+            ],
+            "arch_unsupported",
+        ),
+        (
+            [
+                "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling "
+                "`cublasSgemm(handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`"
+            ],
+            "unknown",
+        ),
+    ],
+)
+def test_the_families_of_a_second_round_of_unseen_threads(lines: list[str], sig: str) -> None:
+    assert verdict_of(*lines)[0] == sig
+
+
 def test_a_traceback_ends_in_an_error_line_whatever_its_words() -> None:
     """An exception whose name and message say no "error" (and no catalog message) is still a
     failure: `unknown`, with it as the decisive line, never "no failure found"."""
