@@ -661,16 +661,8 @@ def test_cublas_create_internal_error_stays_unknown() -> None:
             ],
             "no_gpu_or_driver",
         ),
-    ],
-)
-def test_the_families_of_issue_24s_unseen_threads(lines: list[str], sig: str) -> None:
-    assert verdict_of(*lines)[0] == sig
-
-
-@pytest.mark.parametrize(
-    ("lines", "sig"),
-    [
-        # nvidia-smi without its kernel module (CachyOS/linux-cachyos#118)
+        # the second round of unseen threads: nvidia-smi without its kernel module
+        # (CachyOS/linux-cachyos#118)
         (
             [
                 "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
@@ -714,7 +706,7 @@ def test_the_families_of_issue_24s_unseen_threads(lines: list[str], sig: str) ->
         ),
     ],
 )
-def test_the_families_of_a_second_round_of_unseen_threads(lines: list[str], sig: str) -> None:
+def test_the_families_of_issue_24s_unseen_threads(lines: list[str], sig: str) -> None:
     assert verdict_of(*lines)[0] == sig
 
 
