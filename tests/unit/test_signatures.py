@@ -704,6 +704,72 @@ def test_cublas_create_internal_error_stays_unknown() -> None:
             ],
             "unknown",
         ),
+        # the third round: Windows DLLs torch preloads, and cuDNN's zlib (pytorch/builder#955,
+        # PaddlePaddle/PaddleOCR#8400)
+        (
+            [
+                "OSError: [WinError 126] The specified module could not be found. Error loading "
+                '"C:\\w\\b\\windows\\conda\\envs\\testenv\\lib\\site-packages\\torch\\lib\\'
+                'cudnn_cnn_infer64_8.dll" or one of its dependencies.'
+            ],
+            "cudnn_missing",
+        ),
+        (
+            [
+                "OSError: [WinError 126] The specified module could not be found. Error loading "
+                '"C:\\Python310\\lib\\site-packages\\torch\\lib\\caffe2_nvrtc.dll" or one of its '
+                "dependencies."
+            ],
+            "cuda_runtime_missing",
+        ),
+        (
+            ["Could not locate zlibwapi.dll. Please make sure it is in your library path!"],
+            "cudnn_missing",
+        ),
+        # the stub libcuda as TF/XLA number cuInit's failure (jax-ml/jax#7600); another number
+        # is no driver still
+        (["failed call to cuInit: UNKNOWN ERROR (34)"], "stub_driver"),
+        (["failed call to cuInit: UNKNOWN ERROR (303)"], "no_gpu_or_driver"),
+        # a CUDA extension built without the toolkit (deepspeedai/DeepSpeed#3411)
+        (
+            [
+                "op_builder.builder.MissingCUDAException: CUDA_HOME does not exist, unable to "
+                "compile CUDA op(s)"
+            ],
+            "cuda_runtime_missing",
+        ),
+        (
+            [
+                "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA "
+                "install root."
+            ],
+            "cuda_runtime_missing",
+        ),
+        (
+            [
+                "/opt/conda/lib/python3.8/site-packages/deepspeed/ops/csrc/includes/"
+                "custom_cuda_layers.h:12:10: fatal error: curand_kernel.h: No such file or "
+                "directory",
+                "ninja: build stopped: subcommand failed.",
+            ],
+            "cuda_runtime_missing",
+        ),
+        # Apptainer --nv on a host with no driver; NCCL's InfiniBand transport giving up
+        # (NVIDIA/nccl#1664)
+        (
+            [
+                "INFO:    Could not find any NVIDIA binaries on this host!",
+                "WARNING: Could not find any NVIDIA libraries on this host!",
+            ],
+            "no_gpu_or_driver",
+        ),
+        (
+            [
+                "NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12 opcode=32698 "
+                "len=32696 vendor err 129 (Send)"
+            ],
+            "nccl_error",
+        ),
     ],
 )
 def test_the_families_of_issue_24s_unseen_threads(lines: list[str], sig: str) -> None:
