@@ -8,6 +8,7 @@ once. The lock (images/locks/<stack>.json) is what the image installs, with --re
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -115,6 +116,28 @@ def _holding(path: Path, wait: float, what: str) -> Iterator[None]:
         yield
     finally:
         lock.release()
+
+
+@contextmanager
+def reading(wheels: Path) -> Iterator[None]:
+    """While wheels of the folder `wheels` are installed: a shared flock that an eviction in any
+    process (`--disk-budget`, `harness gc`) waits out by leaving the wheels alone (`evictable`).
+    Without it, another harness's budget once removed a wheel under a venv's `pip install`."""
+    with (wheels.parent / ".reading.lock").open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_SH)
+        yield  # closing the file releases the lock
+
+
+@contextmanager
+def evictable(wheels: Path) -> Iterator[bool]:
+    """Whether no process installs from `wheels` now (see `reading`); held while it says so."""
+    with (wheels.parent / ".reading.lock").open("a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
 
 
 class WheelCache:

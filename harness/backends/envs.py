@@ -41,6 +41,7 @@ from harness.backends.offline import Base
 from harness.console import Console
 from harness.errors import HarnessError
 from harness.fs import atomic_write
+from harness.lock import reading
 from harness.model import Lock, Mount, Stack
 
 ENV_REPO = "stackmatrix/env"
@@ -200,7 +201,7 @@ class EnvStore:
         tmp = temp_dir(self.envs)
         try:
             before = tree_bytes(self.uv_cache)
-            with self.making():
+            with self.making(), reading(wheels):
                 self._make(tmp, lock, base, engine=engine, wheels=wheels, uv=uv,
                            console=console, log_path=log_path, who=who)  # fmt: skip
             mark = {"ref": ref, "lock": lock.slug, "uv": uv_version, "base": base.ref}

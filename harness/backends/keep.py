@@ -10,7 +10,8 @@ The parts, cheapest to make again first:
                   is freed (the next make of that stack downloads it again)
   images          stackmatrix/stack:* and stackmatrix/step:* (`harness build --image`)
 
-An environment a running harness holds (its shared flock) is never removed.
+An environment a running harness holds (its shared flock) is never removed, nor is a wheel while
+any harness installs from the cache (`harness.lock.reading`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 from harness import proc
 from harness.backends.envs import MAKING, MARK, EnvStore, tree_bytes, uv_tool
 from harness.console import human_bytes
-from harness.lock import WheelCache
+from harness.lock import WheelCache, evictable
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,16 +139,18 @@ def _linked(entry: Path) -> bool:
 
 
 def remove_wheels(wheels: WheelCache, names: Iterable[str], why: str) -> list[Removed]:
-    """The wheels, said in one line (how many, their bytes)."""
+    """The wheels, said in one line (how many, their bytes); none while another process
+    installs from the folder (its `reading` lock): the next trim tries again."""
     count, freed = 0, 0
-    for name in sorted(set(names)):
-        path = wheels.dir / name
-        try:
-            size = path.stat().st_size
-            path.unlink()
-        except OSError:
-            continue
-        count, freed = count + 1, freed + size
+    with evictable(wheels.dir) as free:
+        for name in sorted(set(names)) if free else ():
+            path = wheels.dir / name
+            try:
+                size = path.stat().st_size
+                path.unlink()
+            except OSError:
+                continue
+            count, freed = count + 1, freed + size
     if not count:
         return []
     return [

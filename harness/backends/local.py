@@ -65,7 +65,7 @@ from harness.backends.venv import (
     venv_key,
 )
 from harness.fetcher import fetch
-from harness.lock import WheelCache, host_lock, read_lock
+from harness.lock import WheelCache, host_lock, read_lock, reading
 from harness.model import Finished, Lock, ProcResult, RunSpec, Stack, major_minor
 
 LOG_CAP = 4 * 1024 * 1024  # as DockerBackend: keep the end of a longer output
@@ -290,10 +290,11 @@ class LocalBackend:
         self.sweep()
         if final.is_symlink():  # its folder is gone
             final.unlink()
-        fetch(lock, cache)
         build = final.with_name(f"{final.name}.build-{_owner_tag()}-{uuid.uuid4().hex[:8]}")
         try:
-            self._build(build, lock, cache, base)
+            with reading(cache.dir):  # no other harness's budget evicts the wheels meanwhile
+                fetch(lock, cache)
+                self._build(build, lock, cache, base)
             os.symlink(build.name, final)
         except FileExistsError:  # another process published the same venv first
             pass

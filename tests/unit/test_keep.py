@@ -199,3 +199,33 @@ def test_what_a_trim_beside_a_make_left_unlinked_is_pruned_by_the_next_trim(
     removed = keep.over_budget(store, wheels, 1, keep={"held-bbbbbbbbbbbb"}, needed_wheels=None)
     assert [(r.what, r.name) for r in removed] == [("uv's cache", "1 packages unpacked")]
     assert archived(store) == ["p_bbbbbbbbbbbb"]
+
+
+def test_no_wheel_is_evicted_while_another_process_installs_from_the_cache(
+    tmp_path: Path,
+) -> None:
+    """A budget run evicted tensorflow's wheel while another harness's local backend installed
+    it (`pip install` then found no file: a clean-clone CI run beside a releases run here). A
+    process installing holds the cache's reading lock; an eviction meanwhile removes no wheel,
+    and the next one, once the install is done, does."""
+    store = EnvStore(tmp_path)
+    wheels = WheelCache(tmp_path)
+    (wheels.dir / "a-1.whl").write_bytes(b"w" * 100_000)
+    script = (
+        "import sys; from pathlib import Path; from harness.lock import reading\n"
+        f"with reading(Path({str(wheels.dir)!r})):\n"
+        "    print('reading', flush=True); sys.stdin.read()\n"
+    )
+    argv = [sys.executable, "-c", script]
+    with subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as child:
+        assert child.stdin is not None and child.stdout is not None
+        try:
+            assert child.stdout.readline().strip() == "reading"
+            assert keep.over_budget(store, wheels, 1, keep=set(), needed_wheels=set()) == []
+            assert (wheels.dir / "a-1.whl").exists()
+        finally:
+            child.stdin.close()
+            assert child.wait(timeout=30) == 0
+    removed = keep.over_budget(store, wheels, 1, keep=set(), needed_wheels=set())
+    assert [(r.what, r.name) for r in removed] == [("wheels", "1 wheel")]
+    assert not (wheels.dir / "a-1.whl").exists()
