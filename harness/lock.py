@@ -118,12 +118,17 @@ def _holding(path: Path, wait: float, what: str) -> Iterator[None]:
         lock.release()
 
 
+def _readers(wheels: Path) -> Path:
+    """The lock file of those installing from the wheel folder `wheels`."""
+    return wheels.parent / ".reading.lock"
+
+
 @contextmanager
 def reading(wheels: Path) -> Iterator[None]:
     """While wheels of the folder `wheels` are installed: a shared flock that an eviction in any
     process (`--disk-budget`, `harness gc`) waits out by leaving the wheels alone (`evictable`).
     Without it, another harness's budget once removed a wheel under a venv's `pip install`."""
-    with (wheels.parent / ".reading.lock").open("a") as f:
+    with _readers(wheels).open("a") as f:
         fcntl.flock(f, fcntl.LOCK_SH)
         yield  # closing the file releases the lock
 
@@ -131,7 +136,7 @@ def reading(wheels: Path) -> Iterator[None]:
 @contextmanager
 def evictable(wheels: Path) -> Iterator[bool]:
     """Whether no process installs from `wheels` now (see `reading`); held while it says so."""
-    with (wheels.parent / ".reading.lock").open("a") as f:
+    with _readers(wheels).open("a") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

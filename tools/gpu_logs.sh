@@ -35,10 +35,11 @@ while True:
     except torch.OutOfMemoryError:
         break
 print(torch.nn.functional.conv2d(x, w).sum())"
-# two NCCL ranks on the one GPU, through torch.multiprocessing.spawn
-run nccl-duplicate-gpu "$py" "$here/nccl_spawn.py" 2 29533
+# two NCCL ranks on the one GPU, through torch.multiprocessing.spawn (run from tools/, so that
+# the tracebacks name the script, not the folder this checkout is in)
+run nccl-duplicate-gpu env -C "$here" "$py" nccl_spawn.py 2 29533
 # one NCCL rank told to bootstrap over a network interface that does not exist
-NCCL_DEBUG=WARN NCCL_SOCKET_IFNAME=nosuchif0 run nccl-no-interface "$py" "$here/nccl_spawn.py" 1 29534
+NCCL_DEBUG=WARN NCCL_SOCKET_IFNAME=nosuchif0 run nccl-no-interface env -C "$here" "$py" nccl_spawn.py 1 29534
 # a CuPy kernel that writes far out of bounds
 run illegal-address "$py" -c "
 import cupy as cp
