@@ -612,7 +612,11 @@ class Engine:
         """Containers made on this machine by a harness (any process), with that process's pid."""
         found, host = [], host_id()
         with self.answering():
-            listed = self.client.containers.list(all=True, filters={"name": "stackmatrix-"})
+            # a container removed between the list and its inspect (another harness's, a run
+            # ending) is no longer ours to report: skipped, not a NotFound
+            listed = self.client.containers.list(
+                all=True, filters={"name": "stackmatrix-"}, ignore_removed=True
+            )
         for c in listed:
             m = _NAME.fullmatch(str(c.name))
             if m and m.group(1) == host:

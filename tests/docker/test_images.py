@@ -212,6 +212,7 @@ b.commit_build(plan, {ref!r}, mounts=[], log_path=Path({str(tmp_path / "log")!r}
         assert child.wait(timeout=60) != 0
     finally:
         child.kill()
+        child.wait(timeout=60)
     assert backend.leftovers(child.pid) == []
     assert backend.image_id(ref) is None
 

@@ -48,7 +48,9 @@ def finals(results: Path) -> collections.Counter[str]:
 
 def containers_of(client: object, pid: int) -> list[str]:
     """Containers made by the harness process `pid` (others' tests share the engine)."""
-    listed = client.containers.list(all=True, filters={"name": "stackmatrix-"})  # type: ignore[attr-defined]
+    listed = client.containers.list(  # type: ignore[attr-defined]
+        all=True, filters={"name": "stackmatrix-"}, ignore_removed=True
+    )
     return [str(c.name) for c in listed if f"-{pid}-" in str(c.name)]
 
 
