@@ -15,7 +15,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -35,7 +34,7 @@ from harness.console import Console, human_bytes, on_github
 from harness.diagnose import EXIT, checked_chunks, diagnosis, render_text, reproducers
 from harness.drivers import DRIVER_LOCKS_TEXT, DriverLock
 from harness.errors import ConfigError, HarnessError, MachineFault, choice_help
-from harness.fs import atomic_write, fault_from, writable_dir
+from harness.fs import atomic_write, fault_from, probe_writable, writable_dir
 from harness.ids import SIZE_HELP, size_bytes
 from harness.journal import JOURNAL, finished
 from harness.loader import read_yaml
@@ -113,9 +112,7 @@ def cache_dir(env: Mapping[str, str]) -> Path:
     root = cache_root(env)
     try:
         root.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=root)
-        os.close(fd)
-        os.unlink(probe)
+        probe_writable(root)
     except OSError as exc:
         help = "make it writable, or set STACKMATRIX_CACHE to a folder you can write"
         if exc.errno in _UNWRITABLE:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import errno
 import os
+import secrets
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -79,17 +79,37 @@ def atomic_write(path: Path, text: str) -> None:
     data = text.encode("utf-8")
     with disk_guard(path, len(data)):
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
+        with new_file(path.parent, f".{path.name}.") as (fd, tmp):
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
-            os.chmod(tmp, 0o644)  # mkstemp makes 0600; these are ordinary project files
             os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+
+
+@contextmanager
+def new_file(folder: Path, prefix: str) -> Iterator[tuple[int, Path]]:
+    """A file made in `folder` (O_EXCL, mode 0644 whatever the umask), open for writing, and
+    removed again when the body raises or is interrupted. Its name is chosen before it is made,
+    and it is made inside the `try`: a SIGTERM or Ctrl-C (both unwind as exceptions here) that
+    lands just as the file appears still finds its name to remove, where mkstemp's return value
+    would be lost with the interrupted frame (seen: a temp file left by a report stopped so)."""
+    tmp = folder / f"{prefix}{secrets.token_hex(8)}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        os.fchmod(fd, 0o644)  # the umask may have taken bits away
+        yield fd, tmp
+    except BaseException as exc:
+        if not (isinstance(exc, FileExistsError) and exc.filename == str(tmp)):
+            tmp.unlink(missing_ok=True)  # a name taken by someone else is not ours to remove
+        raise
+
+
+def probe_writable(folder: Path) -> None:
+    """Make a file in `folder` and remove it: an OSError says the folder cannot be written."""
+    with new_file(folder, ".probe.") as (fd, tmp):
+        os.close(fd)
+        tmp.unlink()
 
 
 def read_bounded(path: Path, limit: int) -> bytes:
@@ -122,9 +142,7 @@ def writable_dir(path: Path, option: str) -> None:
     help = f"give {option} a folder you can write to"
     try:
         path.mkdir(parents=True, exist_ok=True)
-        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=path)
-        os.close(fd)
-        os.unlink(probe)
+        probe_writable(path)
     except FileExistsError:
         raise ConfigError(f"{option} {path} is a file, not a folder", help=help) from None
     except OSError as exc:
