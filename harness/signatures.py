@@ -62,8 +62,9 @@ _MASK = re.compile(r"0x[0-9a-fA-F]+|(?:/[\w.+-]+)+/?|\d+(?:\.\d+)*")
 _TRACEBACK = b"Traceback (most recent call last):"
 _TRACEBACK_BYTES = 1 << 16  # of a traceback, looked through for its last frame
 _TRACEBACK_LINES = 64  # lines after the last frame looked through for the exception line
-_ERRORISH = (b"error", b"exception", b"fatal", b"abort", b"failed", b"killed")
-_ERRORISH_RE = re.compile(r"(?i)(error|exception|fatal|abort(ed)?|failed|killed)\b")
+# "panic": Go's runtime (the device plugin, the container toolkit) and Rust's ("panicked at")
+_ERRORISH = (b"error", b"exception", b"fatal", b"abort", b"failed", b"killed", b"panic")
+_ERRORISH_RE = re.compile(r"(?i)(error|exception|fatal|abort(ed)?|failed|killed|panic(ked)?)\b")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -102,6 +102,22 @@ SIGNATURE: dict[str, str] = {
     "ncclInvalidUsage": "nccl_error",
     "ncclRemoteError": "nccl_error",
     "ncclTimeout": "nccl_error",
+    # "all CUDA devices are busy or unavailable at the current time" / "requested CUDA device
+    # is unavailable at the current time"; "an exclusive-thread device that is already in use
+    # by a different thread": a compute mode that admits one process (or none), held.
+    "cudaErrorDevicesUnavailable": "gpu_busy",
+    "CUDA_ERROR_DEVICE_UNAVAILABLE": "gpu_busy",
+    "cudaErrorDeviceAlreadyInUse": "gpu_busy",
+    # "an uncorrectable ECC error was detected during execution", "an uncorrectable NVLink
+    # error was detected during the execution": the hardware, not the stack.
+    "cudaErrorECCUncorrectable": "gpu_hardware_fault",
+    "CUDA_ERROR_ECC_UNCORRECTABLE": "gpu_hardware_fault",
+    "cudaErrorNvlinkUncorrectable": "gpu_hardware_fault",
+    "CUDA_ERROR_NVLINK_UNCORRECTABLE": "gpu_hardware_fault",
+    # "the device ordinal supplied by the user does not correspond to a valid CUDA device":
+    # an index past the devices this process can see.
+    "cudaErrorInvalidDevice": "invalid_device_ordinal",
+    "CUDA_ERROR_INVALID_DEVICE": "invalid_device_ordinal",
 }
 # Messages distinctive enough to match as text (most doc strings are prose, or too generic).
 # The kernel faults' texts are what cudaGetErrorString/cuGetErrorString return for them (the
@@ -122,7 +138,9 @@ LEGACY_SOURCE = (
 )
 LEGACY = [
     (8, "cudaErrorInvalidDeviceFunction", "invalid device function"),
+    (10, "cudaErrorInvalidDevice", "invalid device ordinal"),
     (38, "cudaErrorNoDevice", "no CUDA-capable device is detected"),
+    (39, "cudaErrorECCUncorrectable", "uncorrectable ECC error encountered"),
     (
         48,
         "cudaErrorNoKernelImageForDevice",

@@ -776,6 +776,171 @@ def test_the_families_of_issue_24s_unseen_threads(lines: list[str], sig: str) ->
     assert verdict_of(*lines)[0] == sig
 
 
+# Issue 24's fourth round: the three signatures the third round lacked (NVIDIA's enum texts and
+# numbers, today's and CUDA 10's; the Xid catalog; XLA's and torch's own messages), then the
+# families of the round's misses (each from the component that prints it).
+FOURTH_ROUND = [
+    (["RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable"], "gpu_busy"),
+    (
+        [
+            "THCudaCheck FAIL file=THCStorage.cu line=66 error=46 : all CUDA-capable devices are "
+            "busy or unavailable"
+        ],
+        "gpu_busy",
+    ),
+    (["cudaErrorDevicesUnavailable"], "gpu_busy"),
+    (["failed call to cuCtxCreate: CUDA_ERROR_DEVICE_UNAVAILABLE"], "gpu_busy"),
+    (["RuntimeError: CUDA error: uncorrectable ECC error encountered"], "gpu_hardware_fault"),
+    (
+        [
+            "RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at "
+            "x.cpp:265"
+        ],
+        "gpu_hardware_fault",
+    ),
+    (["CUDA error 214: cudaErrorECCUncorrectable"], "gpu_hardware_fault"),
+    (
+        ["Cuda failure 'uncorrectable NVLink error detected during the execution'"],
+        "gpu_hardware_fault",
+    ),
+    (
+        ["[ 269.5] NVRM: Xid (PCI:0000:2b:00): 79, pid=1, GPU has fallen off the bus."],
+        "gpu_hardware_fault",
+    ),
+    (
+        ["NVRM: Xid (PCI:0000:10:1c): 95, pid=1896, Uncontained: FBHUB. RST: Yes"],
+        "gpu_hardware_fault",
+    ),
+    (
+        [
+            "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.  Reboot the "
+            "system to recover this GPU"
+        ],
+        "gpu_hardware_fault",
+    ),
+    (["RuntimeError: CUDA error: invalid device ordinal"], "invalid_device_ordinal"),
+    (
+        ["RuntimeError: cuda runtime error (10) : invalid device ordinal at Module.cpp:33"],
+        "invalid_device_ordinal",
+    ),
+    (
+        ["InvalidArgumentError: Invalid device ordinal value (1). Valid range is [0, 0]."],
+        "invalid_device_ordinal",
+    ),
+    (
+        [
+            "RuntimeError: Attempting to deserialize object on CUDA device 2 but "
+            "torch.cuda.device_count() is 1. Please use torch.load with map_location"
+        ],
+        "invalid_device_ordinal",
+    ),
+    (["nvidia-container-cli: device error: 1: unknown device: unknown"], "invalid_device_ordinal"),
+    (
+        [
+            "RuntimeError: (PreconditionNotMet) The third-party dynamic library (cudnn64_7.dll) "
+            "that Paddle depends on is not configured correctly. (error code is 126)"
+        ],
+        "cudnn_missing",
+    ),
+    (
+        [
+            "PreconditionNotMetError: The third-party dynamic library "
+            "(cublas64_118.dll;cublas64_11.dll) that Paddle depends on is not configured "
+            "correctly. (error code is 126)"
+        ],
+        "cuda_runtime_missing",
+    ),
+    (["error: Can't find libdevice directory ${CUDA_DIR}/nvvm/libdevice"], "cuda_runtime_missing"),
+    (
+        [
+            "W0000 00:00:1739677334.594935 3089 gpu_backend_lib.cc:617] libdevice is required by "
+            "this HLO module but was not found at ./libdevice.10.bc"
+        ],
+        "cuda_runtime_missing",
+    ),
+    (
+        [
+            "Non-zero status code returned while running ReduceSum node. onnxruntime::BFCArena::"
+            "AllocateRawInternal Failed to allocate memory for requested buffer of size 939524096"
+        ],
+        "gpu_oom",
+    ),
+    (
+        [
+            "ValueError: No available memory for the cache blocks. Try increasing "
+            "`gpu_memory_utilization` when initializing the engine."
+        ],
+        "gpu_oom",
+    ),
+    (["/usr/local/cuda/lib64/libcudnn.so: file not recognized: File truncated"], "corrupt_library"),
+    (
+        [
+            "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (8, 3, 2) "
+            "but linked against (8, 0, 3)"
+        ],
+        "cudnn_version_mismatch",
+    ),
+    (
+        [
+            "RuntimeError: DataLoader worker (pid 47) is killed by signal: Bus",
+            "error. It is possible that dataloader's workers are out of shared",
+            "memory. Please try to raise your shared memory limit.",
+        ],
+        "shm_exhausted",
+    ),
+    (
+        [
+            "ERROR: LoadError: CUDA 10.0 is not supported by",
+            "your driver (which supports up to 9.0)",
+        ],
+        "driver_too_old",
+    ),
+    (["Failed to initialize NVML: Function Not Found"], "driver_library_mismatch"),
+    (["Error! Bad return status for module build on kernel: 5.13.18 (x86_64)"], "no_gpu_or_driver"),
+    (
+        ["UnknownError (see above for traceback): ncclCommInitRank failed: unhandled cuda error"],
+        "nccl_error",
+    ),
+    (
+        [
+            "docker: Error response from daemon: OCI runtime create failed: "
+            'container_linux.go:349: starting container process caused "exec: \\"nvidia-smi\\": '
+            "executable file not found "
+            'in $PATH": unknown.'
+        ],
+        "container_gpu_access",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lines", "sig"), FOURTH_ROUND)
+def test_the_families_of_issue_24s_fourth_round(lines: list[str], sig: str) -> None:
+    assert verdict_of(*lines)[0] == sig
+
+
+def test_an_ordinal_inside_an_nccl_failure_is_the_cause() -> None:
+    """NCCL passes the CUDA error on; the ordinal (more ranks than GPUs) is the root cause."""
+    got = verdict_of(
+        "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:825, unhandled cuda error, NCCL 2.7.8",
+        "ncclUnhandledCudaError: Call to CUDA function failed.",
+        "Last error:",
+        "Cuda failure 'invalid device ordinal'",
+    )
+    assert got[0] == "invalid_device_ordinal"
+    assert "nccl_error" in got[2]
+
+
+def test_a_go_panic_is_a_failure_not_a_clean_log() -> None:
+    got = verdict_of(
+        "2022/12/15 12:28:28 Retreiving plugins.",
+        "panic: At least one device with migEnabled=true was not configured correctly",
+        "",
+        "goroutine 1 [running]:",
+    )
+    assert got[0] == "unknown"
+    assert got[1].startswith("panic: At least one device")
+
+
 def test_a_traceback_ends_in_an_error_line_whatever_its_words() -> None:
     """An exception whose name and message say no "error" (and no catalog message) is still a
     failure: `unknown`, with it as the decisive line, never "no failure found"."""
