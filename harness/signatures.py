@@ -330,6 +330,8 @@ class _Scan:
     # (line, line after, line before or None) already recorded: the same again changes nothing
     seen: set[tuple[bytes, bytes, bytes | None]] = field(default_factory=set)
     last_error: tuple[int, str] | None = None
+    # the previous block ended inside a traceback, before its exception line
+    in_traceback: bool = False
     lines_before: int = 0
     tail: bytes = b""  # the last line of the previous block
     # needles every signature of which has been seen in an error line: more hits change nothing
@@ -523,16 +525,27 @@ class _Scan:
         whatever its words: `libcudnn.cudnnStatusArchMismatch` or `KeyboardInterrupt` say
         "error" nowhere. It is the decisive line of an `unknown` when no later error was seen.
         The exception line is the first line after the last frame that is not indented and not
-        followed by an indented line (a frame's line wrapped by a terminal is)."""
+        followed by an indented line (a frame's line wrapped by a terminal is). A traceback the
+        block ends inside goes on in the next block: its frames, then its exception line."""
+        went_on, self.in_traceback = self.in_traceback, False
         at = data.rfind(_TRACEBACK)
-        if at < 0:
+        if at >= 0:
+            frame = data.rfind(b'\n  File "', at, at + _TRACEBACK_BYTES)
+            if frame < 0:  # its header ends the block: the frames are in the next one
+                self.in_traceback = not data[at + len(_TRACEBACK) :].strip()
+                return
+        elif went_on:
+            # the rest of the previous block's traceback: more frames, or the exception line
+            frame = data.rfind(b'\n  File "', 0, _TRACEBACK_BYTES)
+            if frame < 0 and data.startswith(b'  File "'):
+                frame = 0
+        else:
             return
-        frame = data.rfind(b'\n  File "', at, at + _TRACEBACK_BYTES)
-        if frame < 0:
-            return
-        pos = data.find(b"\n", frame + 1) + 1
+        pos = data.find(b"\n", frame + 1) + 1 if frame >= 0 else 0
         for _ in range(_TRACEBACK_LINES):
-            if pos <= 0 or pos >= len(data):
+            if (pos <= 0 and frame >= 0) or pos >= len(data):
+                # the block ends before the exception line: look for it in the next one
+                self.in_traceback = pos >= len(data) or data.endswith(b"\n")
                 return
             stop = data.find(b"\n", pos)
             stop = len(data) if stop < 0 else stop

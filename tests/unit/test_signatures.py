@@ -956,3 +956,23 @@ def test_a_traceback_ends_in_an_error_line_whatever_its_words() -> None:
     # handled, and followed by a later error line: that one is decisive
     later = [*log, "During the epoch: RuntimeError: the loss is nan"]
     assert verdict_of(*later)[1] == "During the epoch: RuntimeError: the loss is nan"
+
+
+@pytest.mark.parametrize("cut", ["before its frames", "between its frames", "before the line"])
+def test_a_traceback_split_by_a_block_boundary_still_ends_in_its_exception_line(cut: str) -> None:
+    """A log is scanned in blocks (BLOCK bytes of whole lines): a traceback whose exception line
+    falls in the next block is still a failure, with that line decisive."""
+    head = [f"step {i}: loss=0.{i}" for i in range(400)] + ["Traceback (most recent call last):"]
+    frames = ['  File "train.py", line 3, in <module>', "    main()"] * 3
+    tail = ["mylib.StatusNotPermitted", "shutting down"]
+    split = {"before its frames": 0, "between its frames": 3, "before the line": len(frames)}[cut]
+    first = "\n".join(head + frames[:split]) + "\n"
+    rest = "\n".join(frames[split:] + tail) + "\n"
+    old = signatures.BLOCK
+    signatures.BLOCK = len(first.encode())  # the first block ends exactly at the cut
+    try:
+        got = classify_chunks([first.encode(), rest.encode()], CATALOG)
+    finally:
+        signatures.BLOCK = old
+    assert (got.signature, got.decisive_line) == ("unknown", "mylib.StatusNotPermitted")
+    assert got.line_no == len(head) + len(frames) + 1
