@@ -918,6 +918,94 @@ def test_the_families_of_issue_24s_fourth_round(lines: list[str], sig: str) -> N
     assert verdict_of(*lines)[0] == sig
 
 
+# The fifth round's families, each from the component that prints it.
+FIFTH_ROUND = [
+    (
+        [
+            "CUDA error 222 at ggml-cuda.cu:1835: the provided PTX was compiled with an "
+            "unsupported toolchain."
+        ],
+        "driver_too_old",
+    ),
+    (["CUDA_ERROR_UNSUPPORTED_PTX_VERSION"], "driver_too_old"),
+    (
+        ["Error: llama runner process has terminated: signal: illegal instruction (core dumped)"],
+        "arch_unsupported",
+    ),
+    (
+        ["cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_SYSTEM_ERROR: unhandled system error"],
+        "nccl_error",
+    ),
+    (
+        [
+            "F0426 19:12:07.087769 28996 hl_cuda_cudnn.cc:171] Check failed: [cudnn init] "
+            "libcudnn v7 with header v5 unmatched!"
+        ],
+        "cudnn_version_mismatch",
+    ),
+    (["Return value 46 from 'cudaStreamCreate(&kernel_stream)'.  Exiting."], "gpu_busy"),
+    (
+        ["stderr: nvidia-container-cli: initialization error: nvml error: driver not loaded"],
+        "no_gpu_or_driver",
+    ),
+    (
+        [
+            "stderr: nvidia-container-cli: initialization error: load library failed: "
+            "libnvidia-ml.so.1: cannot open shared object file"
+        ],
+        "container_gpu_access",
+    ),
+    (
+        ["nvidia-container-cli: initialization error: nvml error: driver/library version mismatch"],
+        "driver_library_mismatch",
+    ),
+    (
+        [
+            "cv2.error: OpenCV(4.4.0) private.cuda.hpp:106: error: (-216:No CUDA support) The "
+            "library is compiled without CUDA support in function 'throw_no_cuda'"
+        ],
+        "no_gpu_or_driver",
+    ),
+    (
+        [
+            "numba.cuda.cudadrv.error.NvvmSupportError: libNVVM cannot be found. Do `conda install "
+            "cudatoolkit`:"
+        ],
+        "cuda_runtime_missing",
+    ),
+    (
+        [
+            "error: command '/usr/local/cuda-10.0:/bin/nvcc' failed with exit status 1",
+            "unable to execute '/usr/local/cuda-10.0:/bin/nvcc': No such file or directory",
+        ],
+        "cuda_runtime_missing",
+    ),
+    (
+        ["Exception: Error compiling program: nvrtc: error: failed to load builtins"],
+        "cuda_runtime_missing",
+    ),
+    (
+        [
+            'Thread 787 "python" received signal SIGBUS, Bus error.',
+            "0x00007f6b59544f3b in ncclShmOpen(char*, unsigned long, void**, void**, int) ()",
+        ],
+        "shm_exhausted",
+    ),
+    (
+        [
+            "mxnet.base.MXNetError: Check failed: exec_ctx.dev_id < device_count_ (1 vs. 1) "
+            "Invalid GPU Id: 1, Valid device id should be less than device_count: 1"
+        ],
+        "invalid_device_ordinal",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lines", "sig"), FIFTH_ROUND)
+def test_the_families_of_issue_24s_fifth_round(lines: list[str], sig: str) -> None:
+    assert verdict_of(*lines)[0] == sig
+
+
 def test_an_ordinal_inside_an_nccl_failure_is_the_cause() -> None:
     """NCCL passes the CUDA error on; the ordinal (more ranks than GPUs) is the root cause."""
     got = verdict_of(
