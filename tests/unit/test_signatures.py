@@ -913,11 +913,6 @@ FOURTH_ROUND = [
 ]
 
 
-@pytest.mark.parametrize(("lines", "sig"), FOURTH_ROUND)
-def test_the_families_of_issue_24s_fourth_round(lines: list[str], sig: str) -> None:
-    assert verdict_of(*lines)[0] == sig
-
-
 # The fifth round's families, each from the component that prints it.
 FIFTH_ROUND = [
     (
@@ -1001,8 +996,8 @@ FIFTH_ROUND = [
 ]
 
 
-@pytest.mark.parametrize(("lines", "sig"), FIFTH_ROUND)
-def test_the_families_of_issue_24s_fifth_round(lines: list[str], sig: str) -> None:
+@pytest.mark.parametrize(("lines", "sig"), FOURTH_ROUND + FIFTH_ROUND)
+def test_the_families_of_issue_24s_fourth_and_fifth_rounds(lines: list[str], sig: str) -> None:
     assert verdict_of(*lines)[0] == sig
 
 
