@@ -545,7 +545,7 @@ class _Scan:
         for _ in range(_TRACEBACK_LINES):
             if (pos <= 0 and frame >= 0) or pos >= len(data):
                 # the block ends before the exception line: look for it in the next one
-                self.in_traceback = pos >= len(data) or data.endswith(b"\n")
+                self.in_traceback = pos >= len(data)
                 return
             stop = data.find(b"\n", pos)
             stop = len(data) if stop < 0 else stop
