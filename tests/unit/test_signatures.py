@@ -996,8 +996,42 @@ FIFTH_ROUND = [
 ]
 
 
-@pytest.mark.parametrize(("lines", "sig"), FOURTH_ROUND + FIFTH_ROUND)
-def test_the_families_of_issue_24s_fourth_and_fifth_rounds(lines: list[str], sig: str) -> None:
+# The sixth round's families, each in the words of the component's source (the comments in
+# scenarios/signatures.yaml name them).
+SIXTH_ROUND = [
+    (["RuntimeError: Library cublas64_11.dll is not found or cannot be loaded"],
+     "cuda_runtime_missing"),
+    (["RuntimeError: Library libcublas.so.12 is not found or cannot be loaded"],
+     "cuda_runtime_missing"),
+    (["RuntimeError: (PreconditionNotMet) Cannot load cudnn shared library. Cannot invoke "
+      "method cudnnGetVersion."], "cudnn_missing"),
+    (["[E] Error[9]: IBuilder::buildSerializedNetwork: Error Code 9: API Usage Error (Target GPU "
+      "SM 61 is not supported by this TensorRT release.)"], "arch_unsupported"),
+    (["[F] [TRT] Assertion failed: Unsupported SM."], "arch_unsupported"),
+    (["ggml_init_cublas: no CUDA devices found, CUDA will be disabled"], "no_gpu_or_driver"),
+    (["[188497.595099] NVRM: No NVIDIA graphics adapter probed!"], "no_gpu_or_driver"),
+    (["NVRM: The NVIDIA probe routine was not called for 2 device(s)."], "no_gpu_or_driver"),
+    (["[rank3]:[W101 00:00:00.000000000 socket.cpp:489] [c10d] waitForInput: socket "
+      "SocketImpl(fd=9, addr=[node1]:5000, remote=[node0]:29500) timed out after 600000ms"],
+     "timeout"),
+    (["torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 3/4 "
+      "clients joined."], "timeout"),
+    (["failed: INTERNAL: NCCL operation ncclGroupEnd() failed: unhandled system error. 'Error",
+      "while creating shared memory segment /dev/shm/nccl-abc123 (size 9437184), error: No space"],
+     "shm_exhausted"),
+    (['docker: Error response from daemon: could not select device driver "cdi" with '
+      "capabilities: []."], "container_gpu_access"),
+    (["NCCL failure common.cu:512 'unhandled system error'"], "nccl_error"),
+    (["NVRM: Xid (PCI:0000:41:00): 119, pid=812, name=python3, Timeout after 6s of waiting for "
+      "RPC response from GPU1 GSP!"], "gpu_hardware_fault"),
+    (["NVRM: nvAssertFailedNoLog: Assertion failed: Back to back GSP RPC timeout detected! GPU "
+      "marked for reset @ kernel_gsp.c:1900"], "gpu_hardware_fault"),
+    (["[2024-01-01 00:00:00] CUDA error: error code 34"], "stub_driver"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("lines", "sig"), FOURTH_ROUND + FIFTH_ROUND + SIXTH_ROUND)
+def test_the_families_of_issue_24s_later_rounds(lines: list[str], sig: str) -> None:
     assert verdict_of(*lines)[0] == sig
 
 
