@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+FORMULA = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as a formula
 # A cell id: `<stack slug>/<scenario>`, both of letters, digits and . _ + - (no leading dot).
 _CELL_ID = re.compile(
     r"[A-Za-z0-9][A-Za-z0-9._+-]*/[A-Za-z0-9][A-Za-z0-9._-]*(?:@[a-z0-9][a-z0-9.]*)?", re.ASCII
@@ -39,7 +39,7 @@ def one_line(text: str) -> str:
 
 def csv_field(text: str) -> str:
     text = clean(text)
-    return "'" + text if text.startswith(_FORMULA) else text
+    return "'" + text if text.startswith(FORMULA) else text
 
 
 def https_url(text: str) -> bool:

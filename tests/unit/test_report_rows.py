@@ -15,6 +15,7 @@ import pandas as pd  # type: ignore[import-untyped]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from harness import journal
 from harness.report.frame import build_frame
 from harness.report.read import read_results, read_rows
 from tests.conftest import ROOT
@@ -116,3 +117,28 @@ def test_every_field_dropped_or_odd_one_at_a_time(tmp_path: Path) -> None:
     slow, fast = frame_and_warnings(read_results, tmp_path), frame_and_warnings(read_rows, tmp_path)
     assert fast[1] == slow[1]
     assert same(fast[0], slow[0])
+
+
+ODD_NUMBERS = [-1, -1.5, 2**31, -(2**31) - 1, 1e308, 0, 0.0, 3]
+
+
+def test_a_records_shape_decides_no_verdict_its_values_do_not() -> None:
+    """record_problem takes a shortcut for a record of a shape seen sound; it must say what
+    the slow way says for every record, its shapes cached or not (each record checked twice:
+    the second time its own shape may be cached)."""
+    records = []
+    for n, path in enumerate(PATHS):
+        for k, value in enumerate([*ODD_VALUES, *ODD_NUMBERS, float("nan"), float("inf"), "DROP"]):
+            rec = copy.deepcopy(BASE[(n + k) % len(BASE)])
+            mutate(rec, path, value, value == "DROP")
+            records.append(rec)
+    for rec in records[::-1]:
+        rec2 = copy.deepcopy(rec)
+        rec2.setdefault("observed", {})
+        if isinstance(rec2["observed"], dict):
+            rec2["observed"]["secondary"] = ["a", 1]
+        records.append(rec2)
+    for _ in range(2):
+        for rec in records:
+            assert journal.record_problem(rec) == journal.problem(rec), rec
+    assert journal._SOUND, "sound shapes were cached"
