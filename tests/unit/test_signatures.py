@@ -1030,7 +1030,37 @@ SIXTH_ROUND = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("lines", "sig"), FOURTH_ROUND + FIFTH_ROUND + SIXTH_ROUND)
+SEVENTH_ROUND = [
+    (["numba.cuda.cudadrv.driver.LinkerError: [222] Call to cuLinkAddData results in "
+      "UNKNOWN_CUDA_ERROR"], "driver_too_old"),
+    (["ERROR: This container was built for NVIDIA Driver Release 530.30 or later, but",
+      "       version 470.82 was detected and compatibility mode is UNAVAILABLE."],
+     "driver_too_old"),
+    (["       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]"], "driver_too_old"),
+    (["RuntimeError: This cuML installation is missing the necessary PTX files that are <=60."],
+     "arch_unsupported"),
+    (["NVRTC compilation error: nvrtc: error: invalid value for --gpu-architecture (-arch)"],
+     "arch_unsupported"),
+    (["CUDA Error: out of memory"], "gpu_oom"),
+    (["pynvml.NVMLError: NVML_ERROR_LIB_RM_VERSION_MISMATCH"], "driver_library_mismatch"),
+    (["[enforce fail at common_cudnn.h:102] version_match. cuDNN compiled (7605) and runtime "
+      "(7102) versions mismatch"], "cudnn_version_mismatch"),
+    (["[10:00:00] src/storage/storage.cc:118: Compile with USE_CUDA=1 to enable GPU usage"],
+     "no_gpu_or_driver"),
+    (["[ WARN:0] global dnn.cpp (1429) setUpNet DNN module was not built with CUDA backend; "
+      "switching to CPU"], "no_gpu_or_driver"),
+    (["ImportError: Could not find 'cudart64_90.dll'. TensorFlow requires that this DLL be "
+      "installed in a directory that is named in your %PATH% environment variable."],
+     "cuda_runtime_missing"),
+    (["ImportError: Could not find 'cudnn64_7.dll'. TensorFlow requires that this DLL be "
+      "installed in a directory that is named in your %PATH% environment variable."],
+     "cudnn_missing"),
+    (["node2:811:900 [1] include/socket.h:361 NCCL WARN Call to connect timeout : Connection "
+      "refused"], "nccl_error"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("lines", "sig"), FOURTH_ROUND + FIFTH_ROUND + SIXTH_ROUND + SEVENTH_ROUND)
 def test_the_families_of_issue_24s_later_rounds(lines: list[str], sig: str) -> None:
     assert verdict_of(*lines)[0] == sig
 
