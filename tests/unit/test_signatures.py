@@ -1060,7 +1060,34 @@ SEVENTH_ROUND = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("lines", "sig"), FOURTH_ROUND + FIFTH_ROUND + SIXTH_ROUND + SEVENTH_ROUND)
+EIGHTH_ROUND = [
+    (["amrex::Abort::0::CUDA error 2 in file ../Src/Base/AMReX_Arena.cpp line 201: out of "
+      "memory !!!"], "gpu_oom"),
+    (["Exception: Error initializing FFT: 2"], "gpu_oom"),
+    (["cufft: CUFFT_ALLOC_FAILED"], "gpu_oom"),
+    (["E external/xla/xla/stream_executor/cuda/cuda_blas.cc:190] failed to create cublas "
+      "handle: CUBLAS_STATUS_NOT_INITIALIZED"], "gpu_oom"),
+    (["RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling "
+      "`cublasCreate(handle)`"], "gpu_oom"),
+    (["Uncaught exception: Turing Tensor Core operations must be run on a machine with compute "
+      "capability at least 75."], "arch_unsupported"),
+    (['Error: DriverError(CUDA_ERROR_NOT_FOUND, "named symbol not found") when loading '
+      "affine_bf16"], "arch_unsupported"),
+    (["RuntimeError: This version of jaxlib was built using AVX instructions, which your CPU "
+      "and/or operating system do not support."], "arch_unsupported"),
+    (["The TensorFlow library was compiled to use AVX instructions, but these aren't available "
+      "on your machine."], "arch_unsupported"),
+    (["  CUDA enabled but no NVIDIA GPU architecture currently enabled and"],
+     "no_gpu_or_driver"),
+    (["UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider "
+      "names.Available providers: 'CPUExecutionProvider'"], "no_gpu_or_driver"),
+    (["jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: "
+      "PjRT_Client_Connect"], "timeout"),
+]  # fmt: skip
+LATER_ROUNDS = FOURTH_ROUND + FIFTH_ROUND + SIXTH_ROUND + SEVENTH_ROUND + EIGHTH_ROUND
+
+
+@pytest.mark.parametrize(("lines", "sig"), LATER_ROUNDS)
 def test_the_families_of_issue_24s_later_rounds(lines: list[str], sig: str) -> None:
     assert verdict_of(*lines)[0] == sig
 
