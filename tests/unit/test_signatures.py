@@ -1084,7 +1084,38 @@ EIGHTH_ROUND = [
     (["jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: "
       "PjRT_Client_Connect"], "timeout"),
 ]  # fmt: skip
+NINTH_ROUND = [
+    (["nvcc fatal   : Unsupported gpu architecture 'compute_89'"], "arch_unsupported"),
+    (["UserWarning: Found GPU0 Quadro K4000 which is of cuda capability 3.0.",
+      "    PyTorch no longer supports this GPU because it is too old."], "arch_unsupported"),
+    (["trtexec: error while loading shared libraries: libnvinfer.so.8: cannot open shared "
+      "object file: No such file or directory"], "cuda_runtime_missing"),
+    (["        libcublasLt.so.12 => not found"], "cuda_runtime_missing"),
+    (["ptxas application ptx input, line 9; fatal   : Unsupported .version 8.3; current version "
+      "is '8.1'"], "driver_too_old"),
+    (["ValueError: failed to create device: MAX doesn't support your current NVIDIA GPU driver. "
+      "MAX requires a minimum driver version of 550 and CUDA version 12.4."], "driver_too_old"),
+    (["ERROR: for train  Cannot create container for service train: Unknown runtime specified "
+      "nvidia"], "container_gpu_access"),
+    (["RuntimeError: operator torchvision::roi_align does not exist"], "undefined_symbol"),
+    (["RuntimeError: No such operator torchvision::nms"], "undefined_symbol"),
+    (["OSError: libtorch_cuda.so: cannot open shared object file: No such file or directory"],
+     "undefined_symbol"),
+]  # fmt: skip
 LATER_ROUNDS = FOURTH_ROUND + FIFTH_ROUND + SIXTH_ROUND + SEVENTH_ROUND + EIGHTH_ROUND
+LATER_ROUNDS += NINTH_ROUND
+
+
+def test_tensorflows_optional_tensorrt_stays_noise() -> None:
+    """Only TensorFlow's own lookups of libnvinfer are noise; a program that cannot start
+    without it is not."""
+    line = (
+        "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic "
+        "library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No "
+        "such file or directory"
+    )
+    assert verdict_of(line)[0] == "unknown", "no signature: an unknown without a decisive line"
+    assert verdict_of(line)[1] is None
 
 
 @pytest.mark.parametrize(("lines", "sig"), LATER_ROUNDS)
