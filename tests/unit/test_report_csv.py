@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import math
-from pathlib import Path
 
 import pandas as pd  # type: ignore[import-untyped]
 from hypothesis import given, settings
@@ -65,6 +64,6 @@ def test_the_committed_journals_make_the_same_csv_both_ways() -> None:
         assert csv_text(frame) == reference(frame), folder
 
 
-def test_an_empty_frame_has_its_header_only(tmp_path: Path) -> None:
+def test_an_empty_frame_has_its_header_only() -> None:
     frame = FRAME.iloc[0:0]
     assert csv_text(frame) == reference(frame)

@@ -1102,8 +1102,14 @@ NINTH_ROUND = [
     (["OSError: libtorch_cuda.so: cannot open shared object file: No such file or directory"],
      "undefined_symbol"),
 ]  # fmt: skip
-LATER_ROUNDS = FOURTH_ROUND + FIFTH_ROUND + SIXTH_ROUND + SEVENTH_ROUND + EIGHTH_ROUND
-LATER_ROUNDS += NINTH_ROUND
+LATER_ROUNDS = [
+    *FOURTH_ROUND,
+    *FIFTH_ROUND,
+    *SIXTH_ROUND,
+    *SEVENTH_ROUND,
+    *EIGHTH_ROUND,
+    *NINTH_ROUND,
+]
 
 
 def test_tensorflows_optional_tensorrt_stays_noise() -> None:
