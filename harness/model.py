@@ -22,7 +22,8 @@ def version_key(text: str) -> tuple[int, tuple[Any, ...]]:
     holds only ints and strings, so sorting by it compares in C (a Version compares in Python:
     100,000 stacks took a second to sort)."""
     if _PLAIN.fullmatch(text):  # most versions: what pep440_key makes of a bare release
-        return (0, (0, _release(int(p) for p in text.split(".")), (2,), (0,), (1,), (0,)))
+        release = tuple(map(int, text.split(".")))
+        return (0, (0, _release(release) if release[-1] == 0 else release, *_BARE))
     try:
         return (0, pep440_key(Version(text)))
     except InvalidVersion:
@@ -31,6 +32,7 @@ def version_key(text: str) -> tuple[int, tuple[Any, ...]]:
 
 
 _PLAIN = re.compile(r"[0-9]+(?:\.[0-9]+)*", re.ASCII)
+_BARE = ((2,), (0,), (1,), (0,))  # pre, post, dev and local of a bare release
 
 
 def pep440_key(v: Version) -> tuple[Any, ...]:
@@ -59,6 +61,12 @@ def _release(parts: Iterable[int]) -> tuple[int, ...]:
 
 def major_minor(text: str) -> str:
     return ".".join(text.split(".")[:2])
+
+
+def stack_slug(parts: Sequence[str]) -> str:
+    """A Stack's slug from its parts, in its fields' order."""
+    framework, version, cuda, cudnn, python, base = parts
+    return f"{framework}-{version}_cu{cuda}_cudnn{major_minor(cudnn)}_py{python}_{base}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,9 +166,8 @@ class Stack:
 
     @property
     def slug(self) -> str:
-        return (
-            f"{self.framework}-{self.framework_version}_cu{self.cuda}"
-            f"_cudnn{major_minor(self.cudnn)}_py{self.python}_{self.base}"
+        return stack_slug(
+            (self.framework, self.framework_version, self.cuda, self.cudnn, self.python, self.base)
         )
 
     def to_json(self) -> dict[str, str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, TypeVar, cast
 
 import numpy as np
@@ -31,6 +32,7 @@ from harness.model import (
     Stage,
     Status,
     major_minor,
+    stack_slug,
     verdict_text,
     version_key,
 )
@@ -50,16 +52,15 @@ LEVEL_ORDER += (NOT_OBSERVABLE, "unverified")
 # The frame's status column holds Status values (str); `isin` wants the plain strings.
 FINAL = tuple(s.value for s in Status if s.final)
 _PASSED, _FAILED = Status.PASSED.value, Status.FAILED.value
-# The frame's columns for a stack's parts, from its Stack (cuDNN as major.minor, as in the slug).
-_PARTS: dict[str, Callable[[Stack], str]] = {
-    "framework": lambda s: s.framework,
-    "version": lambda s: s.framework_version,
-    "cuda": lambda s: s.cuda,
-    "cudnn": lambda s: major_minor(s.cudnn),
-    "cudnn_installed": lambda s: s.cudnn,
-    "python": lambda s: s.python,
-    "base": lambda s: s.base,
-}
+# The frame's columns for a stack's parts: each a Stack field (cuDNN as major.minor, as in the
+# slug, and as installed).
+_PARTS: dict[str, str] = {
+    "framework": "framework", "version": "framework_version", "cuda": "cuda", "cudnn": "cudnn",
+    "cudnn_installed": "cudnn", "python": "python", "base": "base",
+}  # fmt: skip
+_STACK_FIELDS = ("framework", "framework_version", "cuda", "cudnn", "python", "base")
+_STACK_PARTS = attrgetter(*_STACK_FIELDS)
+_NO_PARTS = ("",) * len(_STACK_FIELDS)
 
 
 def reproduce_command(cell: str, backend: str = "docker") -> str:
@@ -88,7 +89,8 @@ _NOT_OBSERVED = ("", "", "", "", "")
 
 
 class Slugs(dict[Stack, str]):
-    """Stack -> slug, each computed once: a few hundred stacks carry 100k results."""
+    """Stack -> slug, each computed once: a few hundred stacks carry 100k results. A journal
+    record's stack is looked up by its parts (of_parts), and no Stack is made for it."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -98,12 +100,22 @@ class Slugs(dict[Stack, str]):
         self[stack] = stack.slug
         return self[stack]
 
+    def known(self, parts: tuple[object, ...]) -> str | None:
+        """The slug of these parts where of_parts made it before."""
+        return self._parts.get(parts)  # type: ignore[arg-type]
+
     def of_parts(self, parts: tuple[str, ...]) -> str:
-        """The slug of the Stack of these parts (in Stack's field order), made once."""
+        """The slug of the Stack of these parts (in _STACK_FIELDS' order), made once."""
         slug = self._parts.get(parts)
         if slug is None:
-            slug = self._parts[parts] = self[Stack(**dict(zip(_PARTS_OF, parts, strict=True)))]
+            slug = self._parts[parts] = stack_slug(parts)
         return slug
+
+    def parts(self) -> dict[str, tuple[str, ...]]:
+        """slug -> its stack's parts (in _STACK_FIELDS' order), for every stack met."""
+        out = {slug: parts for parts, slug in self._parts.items()}
+        out.update(zip(self.values(), map(_STACK_PARTS, self), strict=True))
+        return out
 
 
 def _stage(stage: Stage | None) -> str:
@@ -174,53 +186,58 @@ _STATUS = frozenset(s.value for s in Status)
 _OUTCOME = frozenset(o.value for o in Outcome)
 _EVIDENCE = frozenset(e.value for e in Evidence)
 _STAGE = frozenset(s.value for s in Stage)
-_PARTS_OF = ("framework", "framework_version", "cuda", "cudnn", "python", "base")
 
 
 def _record_row(d: Mapping[str, Any], slugs: Slugs) -> tuple[tuple[object, ...], str] | None:
     """_result_row(RunResult.from_json(d)) and its placed driver, for a record whose every field
     is of the type record_problem allows; None where from_json could raise or would convert a
-    value (str() of a non-string): the slow way then says what it says."""
-    stack, cell, scenario = d.get("stack"), d.get("cell"), d.get("scenario")
-    status, evidence, e = d.get("status"), d.get("evidence"), d.get("expected")
-    placed, base = d.get("placed_driver", NO_DRIVER), d.get("base_image", "")
+    value (str() of a non-string): the slow way then says what it says. The hot path of a large
+    report: each lookup bound once."""
+    get = d.get
+    stack, cell, scenario = get("stack"), get("cell"), get("scenario")
+    status, evidence, e = get("status"), get("evidence"), get("expected")
+    placed, base = get("placed_driver", NO_DRIVER), get("base_image", "")
     if (
         type(stack) is not dict or type(cell) is not str or type(scenario) is not str
         or status not in _STATUS or evidence not in _EVIDENCE or type(e) is not dict
         or "key" not in d or "drift" not in d or type(placed) is not str or type(base) is not str
     ):  # fmt: skip
         return None
-    parts = tuple(stack.get(p) for p in _PARTS_OF)
-    if not all(type(p) is str for p in parts):
-        return None
-    slug = slugs.of_parts(cast("tuple[str, ...]", parts))
-    exp_stage = e.get("stage") or ""
-    if e.get("outcome") not in _OUTCOME or (exp_stage and exp_stage not in _STAGE):
-        return None
-    o = d.get("observed")
-    if o:
-        obs_stage = o.get("stage") or ""
-        if o.get("outcome") not in _OUTCOME or (obs_stage and obs_stage not in _STAGE):
+    parts = tuple(map(stack.get, _STACK_FIELDS))
+    slug = slugs.known(parts)
+    if slug is None:
+        if not all(type(p) is str for p in parts):
             return None
-        observed = (o["outcome"], o.get("signature") or "", obs_stage,
-                    o.get("decisive_line") or "", o.get("fingerprint") or "")  # fmt: skip
-        secondary, exit_code, signal = (
-            ";".join(o.get("secondary") or ()),
-            o.get("exit_code"),
-            o.get("signal"),
-        )
+        slug = slugs.of_parts(cast("tuple[str, ...]", parts))
+    eget = e.get
+    exp_stage = eget("stage") or ""
+    if eget("outcome") not in _OUTCOME or (exp_stage and exp_stage not in _STAGE):
+        return None
+    o = get("observed")
+    driver = get("driver") or ""
+    if o:
+        oget = o.get
+        obs_stage = oget("stage") or ""
+        if oget("outcome") not in _OUTCOME or (obs_stage and obs_stage not in _STAGE):
+            return None
+        observed = (o["outcome"], oget("signature") or "", obs_stage,
+                    oget("decisive_line") or "", oget("fingerprint") or "")  # fmt: skip
+        secondary = oget("secondary")
+        seen = (";".join(secondary) if secondary else "", oget("exit_code"), oget("signal"))
     else:
-        observed, secondary, exit_code, signal = _NOT_OBSERVED, "", None, None
-    driver = d.get("driver") or ""
+        observed, seen = _NOT_OBSERVED, _UNSEEN
     row = (
-        cell, slug, scenario, status, d.get("backend", "docker"), evidence,
-        d.get("started", ""), d.get("image", ""), d.get("error") or "", e["outcome"],
-        e.get("signature") or "", exp_stage, *observed, driver, d.get("gpu") or "", secondary,
-        placed if placed != NO_DRIVER else driver or NO_DRIVER, "", d.get("host") or "",
-        d.get("engine") or "", bool(d["drift"]), float(d.get("seconds", 0.0)), exit_code, signal,
-        clean(base),
+        cell, slug, scenario, status, get("backend", "docker"), evidence,
+        get("started", ""), get("image", ""), get("error") or "", e["outcome"],
+        eget("signature") or "", exp_stage, *observed, driver, get("gpu") or "", seen[0],
+        placed if placed != NO_DRIVER else driver or NO_DRIVER, "", get("host") or "",
+        get("engine") or "", bool(d["drift"]), float(get("seconds", 0.0)), seen[1], seen[2],
+        clean(base) if base else "",
     )  # fmt: skip
     return row, placed
+
+
+_UNSEEN = ("", None, None)  # secondary, exit code and signal of a run that observed nothing
 
 
 def latest_results(results: Iterable[RunResult] | Rows, slugs: Slugs | None = None) -> pd.DataFrame:
@@ -360,30 +377,49 @@ def _level(frame: pd.DataFrame) -> Any:
     )
 
 
-def _stack_order(stacks: Mapping[str, Stack]) -> list[str]:
+def _stack_order(stacks: Mapping[str, tuple[str, ...]]) -> list[str]:
     """Framework, then version, CUDA, cuDNN (major.minor, as in the slug) and Python in version
-    order, then base and slug. Each distinct version is parsed once (100,000 stacks share a few
-    dozen CUDA, cuDNN and Python versions)."""
-    cudnn = {s.cudnn: major_minor(s.cudnn) for s in stacks.values()}
-    parts = {p for s in stacks.values() for p in (s.framework_version, s.cuda, s.python)}
-    key = {text: version_key(text) for text in parts | set(cudnn.values())}
-    rows = sorted(
-        (s.framework, key[s.framework_version], key[s.cuda], key[cudnn[s.cudnn]], key[s.python],
-         s.base, slug)
-        for slug, s in stacks.items()
-    )  # fmt: skip
-    return [row[-1] for row in rows]
+    order, then base and slug. Each distinct text is ranked once (100,000 stacks share a few
+    dozen CUDA, cuDNN and Python versions), and the stacks are sorted by their ranks in C."""
+    if not stacks:
+        return []
+    slugs = list(stacks)
+    fw, version, cuda, cudnn, python, base = (list(c) for c in zip(*stacks.values(), strict=True))
+    cudnn = each_once(major_minor, cudnn)
+    keys = [_ranks(slugs), _ranks(base), _ranks(python, version_key)]
+    keys += [_ranks(cudnn, version_key), _ranks(cuda, version_key)]
+    keys += [_ranks(version, version_key), _ranks(fw)]
+    return [slugs[i] for i in np.lexsort(keys).tolist()]
 
 
-def derive(frame: pd.DataFrame, stacks: Mapping[str, Stack]) -> pd.DataFrame:
+def _ranks(values: list[str], key: Callable[[str], Any] | None = None) -> Any:
+    """Each value's place among the distinct values sorted by `key` (by the text itself without
+    one; equal keys, equal places)."""
+    codes, distinct = pd.factorize(np.array(values, dtype=object), sort=key is None)
+    if key is None:
+        return codes
+    keys = list(map(key, distinct.tolist()))
+    place, last, n = np.empty(len(keys), dtype=np.int64), None, -1
+    for i in sorted(range(len(keys)), key=keys.__getitem__):
+        if keys[i] != last:
+            n, last = n + 1, keys[i]
+        place[i] = n
+    return place[codes]
+
+
+def derive(frame: pd.DataFrame, stacks: Mapping[str, tuple[str, ...]]) -> pd.DataFrame:
     """Stack parts, verdicts, classes and evidence levels; rows sorted by stack, then scenario."""
     codes, slugs = pd.factorize(frame["stack"])
-    # None where `clean` took control characters out of a slug: it names no stack any more,
-    # and its parts are "" (a text column holds text: the page escapes each, and None is none)
-    known = [stacks.get(slug) for slug in slugs]
-    for part, value in _PARTS.items():
-        per_stack = [value(s) if s else "" for s in known]
-        frame[part] = np.array([*per_stack, ""], dtype=object)[codes]  # code -1: no stack
+    # "" where `clean` took control characters out of a slug: it names no stack any more, and
+    # its parts are "" (a text column holds text: the page escapes each, and None is none).
+    # The parts of every stack at once, transposed in C: 100,000 stacks are a report's shape too.
+    known = [stacks.get(slug, _NO_PARTS) for slug in slugs]
+    columns = dict(zip(_STACK_FIELDS, zip(*known, _NO_PARTS, strict=True), strict=True))
+    for part, name in _PARTS.items():
+        values = list(columns[name])
+        if part == "cudnn":  # major.minor, as in the slug
+            values = each_once(major_minor, values)
+        frame[part] = np.array(values, dtype=object)[codes]  # code -1: no stack (the last)
     exp = [frame[c] for c in ("exp_outcome", "exp_signature", "exp_stage")]
     frame["expected"] = _per_distinct(expected_text, *exp)
     seen = [frame[c] for c in ("status", "obs_signature", "obs_stage")]
@@ -420,5 +456,4 @@ def build_frame(results: Sequence[RunResult] | Rows, plans: Sequence[Plan]) -> A
         raise ConfigError("no results and no plan.json in the results folders")
     latest = latest_results(got)
     planned = planned_frame(plans, got.slugs)
-    stacks = {slug: stack for stack, slug in got.slugs.items()}
-    return derive(combine(latest, planned), stacks)
+    return derive(combine(latest, planned), got.slugs.parts())

@@ -18,10 +18,12 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
+from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
 
 from harness.model import Signature
+from harness.report import drawn
 from harness.report.advice import advice_for, fix_steps
 from harness.report.frame import LEVEL_ORDER, NOT_OBSERVABLE, PREDICTED, UNOBSERVABLE, each_once
 from harness.report.grid import ReleaseGrid
@@ -79,7 +81,6 @@ vertical-align:top;overflow-wrap:anywhere}
 #results tr.k-errored{background:#f5e1ee}:target{outline:2px solid #000}
 """
 _SCRIPT = """
-const data = JSON.parse(document.getElementById("data").textContent);
 const byId = new Map(data.cells.map((c) => [c.id, c]));
 const keys = ["fw", "stack", "sc", "sig", "k", "lvl"];
 const rows = [...document.querySelectorAll("#results tbody tr")];
@@ -279,7 +280,11 @@ def _klass_css() -> str:
 def _options(
     key: str, label: str, values: Iterable[str], names: Mapping[str, str], esc: Escaped
 ) -> str:
-    opts = "".join(f'<option value="{esc[v]}">{esc[names.get(v, v)]}</option>' for v in values)
+    values = list(values)  # a column escaped at a time: a stack filter has a row per stack
+    shown = esc.each([names.get(v, v) for v in values])
+    opts = "".join(
+        f'<option value="{v}">{n}</option>' for v, n in zip(esc.each(values), shown, strict=True)
+    )
     return (
         f'<label>{label} <select id="f-{key}"><option value="">all</option>{opts}</select></label>'
     )
@@ -327,12 +332,14 @@ def _rows(frame: pd.DataFrame, attrs: Sequence[str], esc: Escaped) -> str:
     )
 
 
+_WIDTHS = ("28%", "17%", "17%", "10%", "6%", "22%")
+_HEAD = "<tr><th>cell<th>verdict<th>expected<th>evidence<th>seconds<th>detail"
+
+
 def _table(frame: pd.DataFrame, attrs: Sequence[str], esc: Escaped) -> str:
-    widths = ("28%", "17%", "17%", "10%", "6%", "22%")
-    cols = "".join(f'<col style="width:{w}">' for w in widths)
-    head = "<tr><th>cell<th>verdict<th>expected<th>evidence<th>seconds<th>detail"
+    cols = "".join(f'<col style="width:{w}">' for w in _WIDTHS)
     return (
-        f'<table id="results"><colgroup>{cols}</colgroup><thead>{head}</thead><tbody>\n'
+        f'<table id="results"><colgroup>{cols}</colgroup><thead>{_HEAD}</thead><tbody>\n'
         f"{_rows(frame, attrs, esc)}\n</tbody></table>"
     )
 
@@ -366,17 +373,17 @@ def _members(key: str, values: list[str]) -> list[str]:
     return each_once(lambda v: f"{name}:{_ENCODER.encode(v)}", values)
 
 
-def detail_json(frame: pd.DataFrame, catalog: Sequence[Signature]) -> str:
-    """Per cell what its detail shows; the catalog's cause and the stack's fix steps once each.
-    The text json.dumps writes for {"cells": [...], "fixes": ..., "signatures": ...}, written a
-    cell at a time from encoded columns: 100,000 dicts of 16 keys took a second to build and
-    encode."""
+def _detail_columns(
+    frame: pd.DataFrame, catalog: Sequence[Signature]
+) -> tuple[dict[str, list[Any]], dict[str, Any]]:
+    """Frame column (and `fix`, `outcome`, `line`) -> its texts per cell; the fix steps of each
+    signature and stack met, by fix key, in the order rows first have them."""
     by_id = {s.id: s for s in catalog}
     names = ("cell", "klass", "level", "expected", "because", "verdict", "obs_stage", "signature",
              "obs_line", "target", "driver", "gpu", "image", "backend", "error")  # fmt: skip
     col = {c: frame[c].tolist() for c in names}
     combos = list(zip(col["signature"], *(frame[c].tolist() for c in _FIX_PARTS), strict=True))
-    keys = {c: _fix_key(*c) for c in dict.fromkeys(combos)}  # in the order rows first have them
+    keys = {c: _fix_key(*c) for c in dict.fromkeys(combos)}
     fixes = {}
     for (sig, framework, cuda, cudnn), key in keys.items():
         if key and key not in fixes and sig in by_id:
@@ -385,13 +392,44 @@ def detail_json(frame: pd.DataFrame, catalog: Sequence[Signature]) -> str:
     col["outcome"] = [KLASSES.get(k, (k,))[0] for k in col["klass"]]
     col["line"] = [line or err for line, err in zip(col["obs_line"], col["error"], strict=True)]
     col["reproduce"] = frame["reproduce"].tolist()
+    return col, fixes
+
+
+def _signatures(catalog: Sequence[Signature]) -> dict[str, dict[str, str]]:
+    return {s.id: {"title": s.title, "cause": s.cause} for s in catalog}
+
+
+def detail_json(frame: pd.DataFrame, catalog: Sequence[Signature]) -> str:
+    """Per cell what its detail shows; the catalog's cause and the stack's fix steps once each.
+    The text json.dumps writes for {"cells": [...], "fixes": ..., "signatures": ...}, written a
+    cell at a time from encoded columns: 100,000 dicts of 16 keys took a second to build and
+    encode."""
+    col, fixes = _detail_columns(frame, catalog)
     members = [_members(key, col[c]) for key, c in _DETAIL.items()]
     cells = "},{".join(map(",".join, zip(*members, strict=True)))
-    signatures = {s.id: {"title": s.title, "cause": s.cause} for s in catalog}
     return (
         f'{{"cells":[{"{" + cells + "}" if len(frame) else ""}],'
-        f'"fixes":{_ENCODER.encode(fixes)},"signatures":{_ENCODER.encode(signatures)}}}'
+        f'"fixes":{_ENCODER.encode(fixes)},"signatures":{_ENCODER.encode(_signatures(catalog))}}}'
     )
+
+
+def drawn_json(frame: pd.DataFrame, catalog: Sequence[Signature], labels: Mapping[str, str]) -> str:
+    """The data drawn.DRAW_SCRIPT draws the grid, the table and the details from."""
+    col, fixes = _detail_columns(frame, catalog)
+    seconds = frame["seconds"].map("{:.1f}".format).where(frame["seconds"].notna(), "")
+    cols = {
+        "id": col["cell"], "stack": frame["stack"].tolist(),
+        "col": [c.split("/", 1)[-1] for c in col["cell"]], "fw": frame["framework"].tolist(),
+        "sc": frame["scenario"].tolist(), "sig": col["signature"], "k": col["klass"],
+        "lvl": col["level"], "verdict": col["verdict"], "expected": col["expected"],
+        "secs": seconds.tolist(), "cut": [d[:LINE_CUT] for d in _detail(frame)],
+        "because": col["because"], "stage": col["obs_stage"], "line": col["line"],
+        "fix": col["fix"], "driver": col["target"], "host_driver": col["driver"],
+        "gpu": col["gpu"], "image": col["image"], "backend": col["backend"],
+    }  # fmt: skip
+    klasses = {k: [label, glyph] for k, (label, _, glyph) in KLASSES.items()}
+    extra = {"fixes": fixes, "signatures": _signatures(catalog), "klasses": klasses}
+    return drawn.columns_json(frame, cols, labels, extra)
 
 
 _FIX_PARTS = ("framework", "cuda", "cudnn_installed")
@@ -414,23 +452,50 @@ def render_page(
     counts: Sequence[tuple[str, int]],
     grid: ReleaseGrid | None = None,
 ) -> str:
-    """The page; with a release grid, it opens on that grid (above the stack x scenario one)."""
+    """The page; with a release grid, it opens on that grid (above the stack x scenario one).
+    From drawn.DRAWN_AT cells on, the stack x scenario grid and the table are drawn by the
+    page's script from columns of JSON (drawn), not written out."""
     titles = {s.id: s.title for s in catalog}
     esc = Escaped()
-    attrs, labels = _attrs(frame, esc), stack_labels(frame)
+    labels = stack_labels(frame)
+    big = len(frame) >= drawn.DRAWN_AT
+    attrs = [] if big else _attrs(frame, esc)
     section = ""
     if grid is not None:
         glyphs = {k: glyph for k, (_, _, glyph) in KLASSES.items()}
-        section = grid_section(grid, Page(dict(zip(frame["cell"], attrs, strict=True)), glyphs))
+        section = grid_section(grid, Page(_grid_attrs(frame, grid, attrs, esc), glyphs))
+    if big:
+        body = drawn.empty_grid_and_table(_WIDTHS, _HEAD)
+        data, script = drawn_json(frame, catalog, labels), drawn.DRAW_SCRIPT + _DRAWN_DATA
+    else:
+        body = (
+            f"{_grid(frame, attrs, labels, esc)}\n"
+            '<section id="detail" hidden><h2 id="d-title"></h2><dl id="d-list"></dl></section>\n'
+            f"{_table(frame, attrs, esc)}"
+        )
+        data, script = detail_json(frame, catalog), _STATIC_DATA
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>stackmatrix report</title><style>{_STYLE}{GRID_CSS}{_klass_css()}</style>"
         f"</head><body>\n<h1>stackmatrix report</h1>\n{_header(pairs, counts)}\n{section}\n"
-        f"{_filters(frame, titles, labels, esc)}\n{_legend()}\n"
-        f"{_grid(frame, attrs, labels, esc)}\n"
-        '<section id="detail" hidden><h2 id="d-title"></h2><dl id="d-list"></dl></section>\n'
-        f"{_table(frame, attrs, esc)}\n"
-        f'<script type="application/json" id="data">{_script_safe(detail_json(frame, catalog))}'
-        f"</script>\n<script>{_SCRIPT}{GRID_SCRIPT}</script></body></html>\n"
+        f"{_filters(frame, titles, labels, esc)}\n{_legend()}\n{body}\n"
+        f'<script type="application/json" id="data">{_script_safe(data)}'
+        f"</script>\n<script>{script}{_SCRIPT}{GRID_SCRIPT}</script></body></html>\n"
     )
+
+
+def _grid_attrs(
+    frame: pd.DataFrame, grid: ReleaseGrid, attrs: Sequence[str], esc: Escaped
+) -> dict[str, str]:
+    """Cell id -> its filters' data- attributes, for the release grid's cells (`attrs`: those of
+    every row, where the page wrote them)."""
+    if attrs:
+        return dict(zip(frame["cell"], attrs, strict=True))
+    ids = {c.cell for r in grid.rows for c in r.cells if c.cell}
+    some = frame[frame["cell"].isin(ids)]
+    return dict(zip(some["cell"], _attrs(some, esc), strict=True))
+
+
+_STATIC_DATA = '\nconst data = JSON.parse(document.getElementById("data").textContent);'
+_DRAWN_DATA = 'const data = draw(JSON.parse(document.getElementById("data").textContent));'

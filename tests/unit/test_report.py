@@ -3,6 +3,7 @@ completeness, the diff between two reports, JUnit, the CI step summary."""
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
@@ -478,6 +479,33 @@ def test_html_is_self_contained_with_an_anchor_per_cell(shards: list[Path], tmp_
         assert f'{attr}="' in page
     assert '<option value="cudnn_missing">cudnn_missing: cuDNN library not found</option>' in page
     assert '<output id="shown">9 of 9 shown</output>' in page
+
+
+def test_a_large_page_is_drawn_from_columns_that_cannot_end_their_element(
+    shards: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From drawn.DRAWN_AT cells on, the grid and table are drawn by the page's script: the
+    page carries no row of its own, every text from the results stands only in the JSON (its
+    `<` escaped), and the columns hold each cell's texts (tests/unit/test_report_browser.py
+    draws it in Chromium)."""
+    from harness.report import drawn
+
+    monkeypatch.setattr(drawn, "DRAWN_AT", 1)
+    report(shards, tmp_path / "out")
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert "<tr id=" not in page and '<button type="button" class="c k-' not in page
+    assert "<script>alert" not in page and "&lt;script&gt;alert" not in page
+    assert page.count("<script>") == 1 and page.count("</script>") == 2
+    assert "<noscript>" in page and '<output id="shown">9 of 9 shown</output>' in page
+    raw = re.search(r'<script type="application/json" id="data">(.*?)</script>', page, re.S)
+    assert raw and "<" not in raw.group(1)
+    data = json.loads(raw.group(1))
+    assert data["n"] == 9 and len(data["cols"]["id"]) == 9  # ids never repeat: a plain list
+    assert sorted(data["cols"]["id"]) == sorted(csv_rows(tmp_path / "out"))
+    texts, packed, width = data["cols"]["k"]  # a repeated text: distinct texts, then indexes
+    codes = base64.b64decode(packed)
+    assert width == 1 and len(codes) == 9 and set(codes) == set(range(len(texts)))
+    assert any("<script>alert(1)</script>" in line for line in data["cols"]["line"][0])
 
 
 def test_markdown_has_no_links_into_the_page(shards: list[Path], tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from harness.cli import catalog_of
+from harness.model import Evidence
 from harness.report import write_all
 from tests.conftest import ROOT, harness_cli
 
@@ -71,6 +72,16 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def drawn_smoke(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The same, its page drawn by its script as a large report's is (drawn.DRAWN_AT)."""
+    from harness.report import drawn
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(drawn, "DRAWN_AT", 1)
+        yield _report(ROOT / "reports" / "results", tmp_path_factory.mktemp("drawn"))
+
+
+@pytest.fixture(scope="module")
 def full(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The full profile's plan (every cell predicted): the widest table the matrix makes."""
     folder = tmp_path_factory.mktemp("full-results")
@@ -104,7 +115,14 @@ def test_compatibility_fits_a_github_column(
     assert widths and max(widths) <= GITHUB_COLUMN, widths
 
 
-def test_the_page_filters_shows_a_cell_and_keeps_state(browser: Any, smoke: Path) -> None:
+@pytest.mark.parametrize("report", ["smoke", "drawn_smoke"])
+def test_the_page_filters_shows_a_cell_and_keeps_state(
+    browser: Any, report: str, request: pytest.FixtureRequest
+) -> None:
+    smoke: Path = request.getfixturevalue(report)
+    assert ("<noscript>" in (smoke / "index.html").read_text(encoding="utf-8")) == (
+        report == "drawn_smoke"
+    )
     page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 900})
     url = (smoke / "index.html").as_uri()
     page.goto(url)
@@ -139,6 +157,69 @@ def test_the_page_filters_shows_a_cell_and_keeps_state(browser: Any, smoke: Path
     assert again.text_content("#d-title") == cell
     page.close()
     again.close()
+
+
+# The grid, the table's rows and the details' data as the page has them once its script ran
+# (end tags the static page leaves out hold its line breaks: those are left out here).
+_DRAWN_STATE = """() => ({
+  grid: document.getElementById("grid").outerHTML.replaceAll("\\n", ""),
+  rows: document.querySelector("#results tbody").innerHTML.replaceAll("\\n", ""),
+  cells: JSON.stringify(data.cells), fixes: JSON.stringify(data.fixes),
+  signatures: JSON.stringify(data.signatures),
+})"""
+
+
+def test_a_drawn_page_is_the_written_page(
+    browser: Any, smoke: Path, drawn_smoke: Path, tmp_path: Path
+) -> None:
+    """The page a large report's script draws has the very elements, attributes, texts and
+    details the page of a small report is written with: for the smoke report, and for results
+    whose every text is hostile markup."""
+    from harness.report import drawn
+
+    hostile = _hostile_results(tmp_path / "r")
+    written = _report(hostile, tmp_path / "written")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(drawn, "DRAWN_AT", 1)
+        drawn_hostile = _report(hostile, tmp_path / "drawn")
+    page = browser.new_page(viewport={"width": PAGE_WIDTH, "height": 900})
+    for static, drawn_out in ((smoke, drawn_smoke), (written, drawn_hostile)):
+        states = []
+        for folder in (static, drawn_out):
+            page.goto((folder / "index.html").as_uri())
+            states.append(page.evaluate(_DRAWN_STATE))
+        for key in states[0]:
+            assert states[1][key] == states[0][key], key
+        assert (
+            page.evaluate("document.querySelectorAll('#grid script, #results script').length") == 0
+        )
+    page.close()
+
+
+def _hostile_results(folder: Path) -> Path:
+    """A journal whose scenario, decisive line, error, GPU and image are markup."""
+    from harness.journal import append
+    from harness.model import Expectation, Machine, Observed, Outcome, RunResult, Stack, Status
+
+    bad = "<script>alert(1)</script><img src=x onerror=alert(2)> & \"q\" 'a'"
+    stack = Stack(framework="torch", framework_version="2.15.0", cuda="13.2", cudnn="9.26",
+                  python="3.11", base="offline")  # fmt: skip
+    for i, status in enumerate((Status.PASSED, Status.FAILED, Status.ERRORED)):
+        scenario = f"s{i}-x"
+        seen = Observed(
+            outcome=Outcome.FAIL if status is Status.FAILED else Outcome.PASS, stage=None,
+            decisive_line=bad if status is Status.FAILED else None, exit_code=1, signal=None,
+            signature="cudnn_missing" if status is Status.FAILED else None,
+        )  # fmt: skip
+        append(folder, RunResult(
+            cell=f"{stack.slug}/{scenario}", stack=stack, scenario=scenario, key=f"k{i}",
+            backend="docker", status=status, expected=Expectation(outcome=Outcome.PASS),
+            observed=None if status is Status.ERRORED else seen, drift=status is Status.FAILED,
+            evidence=Evidence.CPU, started="2026-11-26T10:00:00+00:00", seconds=1.5 * i,
+            image=f"stackmatrix/stack:{bad}", error=bad if status is Status.ERRORED else None,
+            machine=Machine(gpu=bad, driver="580.65.06"),
+        ).to_json())  # fmt: skip
+    return folder
 
 
 def test_a_failed_cell_shows_its_signature_cause_and_fix(browser: Any, smoke: Path) -> None:

@@ -1,4 +1,4 @@
-"""index.html and FAULTS.md rendered by a forked child beside the rest (write_parts), from
+"""index.html and junit.xml rendered by a forked child beside the rest (write_parts), from
 FORK_AT cells on: the same files as one process writes, whatever happens to the child. Real
 forks, real signals."""
 
