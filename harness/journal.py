@@ -89,18 +89,47 @@ def read(folder: Path) -> Read:
     rest: it is skipped and counted (a line past LINE_LIMIT, not UTF-8, not JSON, too deep, not
     a record of a known schema, fields of the wrong type)."""
     out = Read([], [])
-    for path in sorted(folder.glob("*.jsonl")):
-        try:
-            fd = inputs.open_regular(path, str(path), "")
-        except ConfigError as exc:
-            out.skipped.append(Skipped(str(path), 0, exc.message))
-            continue
-        with os.fdopen(fd, "rb") as f:
-            _read_lines(f, str(path), out)
+    for path in files(folder):
+        read_file(path, out)
     return out
 
 
-def _read_lines(f: BinaryIO, name: str, out: Read) -> None:
+def files(folder: Path) -> list[Path]:
+    """A results folder's journal files, in the order they are read."""
+    return sorted(folder.glob("*.jsonl"))
+
+
+def read_file(path: Path, out: Read, start: int = 0, stop: int | None = None) -> int:
+    """The records of one journal file into `out` (as `read`), from byte `start` (a line's
+    start) to byte `stop` (one past a newline; None: the end); how many lines that was. Lines
+    are numbered from `start`'s line as line 1."""
+    try:
+        fd = inputs.open_regular(path, str(path), "")
+    except ConfigError as exc:
+        out.skipped.append(Skipped(str(path), 0, exc.message))
+        return 0
+    with os.fdopen(fd, "rb") as f:
+        if start:
+            f.seek(start)
+        lines = f if stop is None else _Range(f, stop - start)
+        return _read_lines(lines, str(path), out, first=start == 0)
+
+
+class _Range:
+    """readline over the next `left` bytes of a file, and no further."""
+
+    def __init__(self, f: BinaryIO, left: int) -> None:
+        self.f, self.left = f, left
+
+    def readline(self, limit: int) -> bytes:
+        line = self.f.readline(min(limit, self.left)) if self.left > 0 else b""
+        self.left -= len(line)
+        return line
+
+
+def _read_lines(f: BinaryIO | _Range, name: str, out: Read, first: bool = True) -> int:
+    """Every line of `f` into `out`; how many there were. `first`: they start the file (a BOM
+    may lead)."""
     number = 0
     try:
         while line := f.readline(inputs.LINE_LIMIT + 1):
@@ -110,7 +139,7 @@ def _read_lines(f: BinaryIO, name: str, out: Read) -> None:
                 while line and not line.endswith(b"\n"):  # the rest of the long line
                     line = f.readline(inputs.LINE_LIMIT)
                 continue
-            if number == 1:
+            if number == 1 and first:
                 line = line.removeprefix(codecs.BOM_UTF8)
             if not line.strip():
                 continue
@@ -120,6 +149,7 @@ def _read_lines(f: BinaryIO, name: str, out: Read) -> None:
                 out.skipped.append(Skipped(name, number, why + torn))
     except OSError as exc:
         out.skipped.append(Skipped(name, number + 1, f"cannot read: {exc.strerror}"))
+    return number
 
 
 def _record(line: bytes, into: list[dict[str, object]]) -> str | None:

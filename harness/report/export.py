@@ -77,10 +77,11 @@ def _plain(values: list[object]) -> bool:
     joined = "".join(texts)
     if not (joined.isascii() and joined.isprintable()) or '"' in joined or "," in joined:
         return False
-    return not {t[:1] for t in texts} & _FORMULA_FIRST
+    # No text holds a line break (isprintable): joined by them, a line's start is a text's.
+    return _FORMULA_AT_START.search("\n".join(texts)) is None
 
 
-_FORMULA_FIRST = frozenset(FORMULA)
+_FORMULA_AT_START = re.compile("^[" + re.escape("".join(FORMULA)) + "]", re.MULTILINE)
 
 
 def _csv_field(value: object) -> str:

@@ -111,6 +111,11 @@ class Slugs(dict[Stack, str]):
             slug = self._parts[parts] = stack_slug(parts)
         return slug
 
+    def absorb(self, other: Slugs) -> None:
+        """Another's stacks (those of a journal's half read by a forked child) as well."""
+        self.update(other)
+        self._parts.update(other._parts)
+
     def parts(self) -> dict[str, tuple[str, ...]]:
         """slug -> its stack's parts (in _STACK_FIELDS' order), for every stack met."""
         out = {slug: parts for parts, slug in self._parts.items()}

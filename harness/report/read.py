@@ -6,12 +6,16 @@ ConfigError naming the file. A journal record that is not a result is skipped, l
 
 from __future__ import annotations
 
+import os
+import pickle
 import sys
+import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from harness import inputs, journal
+from harness import inputs, journal, proc
 from harness.errors import ConfigError
 from harness.matrix import cell_id
 from harness.model import Plan, RunResult, Where
@@ -63,26 +67,134 @@ def read_results(folders: Sequence[Path]) -> list[RunResult]:
 
 def read_rows(folders: Sequence[Path]) -> Rows:
     """read_results as the frame's rows: the same results in the same order, the same lines
-    skipped with the same words, most records made rows without a RunResult between."""
+    skipped with the same words, most records made rows without a RunResult between. A large
+    journal file is read by two processes, a half each (_halves)."""
     _exist(folders)
     skipped: list[journal.Skipped] = []
     rows = Rows()
     for folder in folders:
-        got = journal.read(folder)
-        refused = []
-        for rec in got.records:
-            try:
-                if rows.record(rec):
-                    continue
-            except (KeyError, ValueError, TypeError, AttributeError):
-                pass  # the slow way below says why, in its words
-            try:
-                rows.add(RunResult.from_json(rec))
-            except (KeyError, ValueError, TypeError, AttributeError) as exc:
-                refused.append(journal.not_a_result(folder, rec, exc))
-        skipped += got.skipped + refused
+        lines, refused = journal.Read([], []), []
+        for path in journal.files(folder):
+            refused += _halves(folder, path, rows, lines.skipped)
+        skipped += lines.skipped + refused
     _warn_skipped(skipped)
     return rows
+
+
+def _add(folder: Path, records: list[dict[str, object]], rows: Rows) -> list[journal.Skipped]:
+    """Journal records as rows; the records that are not results."""
+    refused = []
+    for rec in records:
+        try:
+            if rows.record(rec):
+                continue
+        except (KeyError, ValueError, TypeError, AttributeError):
+            pass  # the slow way below says why, in its words
+        try:
+            rows.add(RunResult.from_json(rec))
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            refused.append(journal.not_a_result(folder, rec, exc))
+    return refused
+
+
+def _read(folder: Path, path: Path, rows: Rows, start: int = 0, stop: int | None = None) -> _Part:
+    got = journal.Read([], [])
+    lines = journal.read_file(path, got, start, stop)
+    return _Part(lines, got.skipped, _add(folder, got.records, rows))
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """What a part of a journal file gave: its lines, the lines skipped, the records refused."""
+
+    lines: int
+    skipped: list[journal.Skipped]
+    refused: list[journal.Skipped]
+
+
+SPLIT_AT = 8 << 20  # bytes: a journal file this large is read by two processes, a half each
+
+
+def _halves(
+    folder: Path, path: Path, rows: Rows, skipped: list[journal.Skipped]
+) -> list[journal.Skipped]:
+    """One journal file's rows into `rows` and its skipped lines into `skipped`; the records
+    refused. From SPLIT_AT bytes on, a forked child reads the second half (from the first line
+    after the middle) and hands its rows back pickled through an unlinked temporary file, while
+    this process reads the first: the same rows in the same order, each line named by its
+    number in the file. Where the child cannot be had or fails, this process reads that half
+    too."""
+    middle = _middle(path)
+    halves = None if middle is None else _split(folder, path, rows, middle)
+    if halves is None:
+        part = _read(folder, path, rows)
+        skipped += part.skipped
+        return part.refused
+    mine, theirs = halves
+    skipped += mine.skipped + [
+        replace(s, line=s.line + mine.lines) if s.line else s for s in theirs.skipped
+    ]
+    return mine.refused + theirs.refused
+
+
+def _split(folder: Path, path: Path, rows: Rows, middle: int) -> tuple[_Part, _Part] | None:
+    """The two halves of a journal file, read as _halves says; None where no temporary file
+    can be had (a full or read-only temporary folder): nothing is read then."""
+    try:  # unlinked when made: nothing to leave behind, even when this process is killed
+        hand = tempfile.TemporaryFile()  # noqa: SIM115 (closed below; its OSError alone caught)
+    except OSError:
+        return None
+    with hand:
+
+        def second() -> None:
+            theirs = Rows()
+            pickle.dump(
+                (_read(folder, path, theirs, middle), theirs), hand, pickle.HIGHEST_PROTOCOL
+            )
+            hand.flush()  # the child leaves by os._exit: no buffer is flushed for it
+
+        child = proc.fork(second, ("read",))
+        try:
+            mine = _read(folder, path, rows, 0, middle)
+            theirs = _taken(child, hand, rows)
+        except BaseException:
+            if child:
+                child.wait(stop=True)
+            raise
+    return mine, theirs or _read(folder, path, rows, middle)
+
+
+def _taken(child: proc.Forked | None, hand: IO[bytes], rows: Rows) -> _Part | None:
+    """The child's part, its rows and stacks added to `rows`; None where it did not finish."""
+    if child is None or not child.wait():
+        return None
+    hand.seek(0)
+    try:  # what our own child wrote, to a file no one else can name (unlinked when made)
+        got: tuple[_Part, Rows] = pickle.load(hand)
+    except (EOFError, pickle.UnpicklingError):
+        return None
+    part, theirs = got
+    rows.rows += theirs.rows
+    rows.placed += theirs.placed
+    rows.slugs.absorb(theirs.slugs)
+    return part
+
+
+def _middle(path: Path) -> int | None:
+    """The start of the first line after the middle of a regular file of SPLIT_AT bytes or
+    more; None for a smaller file, one that cannot be read (the whole file's reader says so,
+    once), or one whose middle line is longer than a record may be."""
+    try:
+        with os.fdopen(inputs.open_regular(path, str(path), ""), "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < SPLIT_AT:
+                return None
+            f.seek(size // 2)
+            chunk = f.read(inputs.LINE_LIMIT + 1)
+    except (ConfigError, OSError):
+        return None
+    at = chunk.find(b"\n")
+    return None if at < 0 or size // 2 + at + 1 >= size else size // 2 + at + 1
 
 
 def _exist(folders: Sequence[Path]) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -142,3 +143,93 @@ def test_a_records_shape_decides_no_verdict_its_values_do_not() -> None:
         for rec in records:
             assert journal.record_problem(rec) == journal.problem(rec), rec
     assert journal._SOUND, "sound shapes were cached"
+
+
+# ---------------------------------------------------------------- a journal read in two halves
+
+
+@pytest.fixture(autouse=True)
+def every_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every skipped line named (not the first 20): both halves' line numbers are compared."""
+    from harness.report import read
+
+    monkeypatch.setattr(read, "MAX_WARNINGS", 10**6)
+
+
+def hostile_journal(folder: Path) -> Path:
+    """Every way one field can be wrong (as above), lines that are no record at all, a BOM, blank
+    lines and a torn last line: bad lines in both halves of the file."""
+    lines = ["\ufeff" + json.dumps(BASE[0]), "not json", "", "[1, 2]", '{"schema": 99}']
+    for n, path in enumerate(PATHS):
+        for k, value in enumerate([*ODD_VALUES, "DROP"]):
+            rec = copy.deepcopy(BASE[(n + k) % len(BASE)])
+            rec["scenario"] = f"s{n}-{k}"
+            rec["cell"] = f"{rec['cell'].split('/')[0]}/s{n}-{k}"
+            mutate(rec, path, value, value == "DROP")
+            lines.append(json.dumps(rec))
+            if k % 7 == 0:
+                lines += ["\xff garbage", "   "]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "journal.jsonl").write_text("\n".join(lines) + '\n{"cell": "torn', encoding="utf-8")
+    return folder
+
+
+def split_read(
+    folder: Path, monkeypatch: pytest.MonkeyPatch, *, child_fails: bool = False
+) -> tuple[tuple[pd.DataFrame | str, str], list[str]]:
+    """read_rows with every journal file split in two (SPLIT_AT 1 byte); what forks it asked."""
+    from harness.report import read
+
+    forks: list[str] = []
+    real = read.proc.fork
+
+    def fork(job: Any, names: tuple[str, ...] = ()) -> Any:
+        forks.extend(names)
+        return real(job, names)
+
+    monkeypatch.setattr(read, "SPLIT_AT", 1)
+    monkeypatch.setattr(read.proc, "fork", fork)
+    if child_fails:  # the child's pickle fails in the child: it exits 1, this process reads on
+        monkeypatch.setattr(read.pickle, "dump", lambda *a, **k: 1 / 0)
+    return frame_and_warnings(read_rows, folder), forks
+
+
+def test_a_journal_read_in_two_halves_reads_as_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = hostile_journal(tmp_path / "r")
+    slow = frame_and_warnings(read_results, folder)
+    fast, forks = split_read(folder, monkeypatch)
+    assert forks == ["read"], "a child read the second half"
+    assert fast[1] == slow[1], "the same lines skipped, numbered in the whole file"
+    assert "journal.jsonl:1:" not in fast[1]  # the BOM line is a record
+    assert fast[1].count("\n") > 100 and "a torn last line" in fast[1]
+    assert same(fast[0], slow[0])
+
+
+def test_a_half_the_child_could_not_read_is_read_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = hostile_journal(tmp_path / "r")
+    slow = frame_and_warnings(read_results, folder)
+    fast, forks = split_read(folder, monkeypatch, child_fails=True)
+    assert forks == ["read"]
+    assert fast[1] == slow[1] and same(fast[0], slow[0])
+
+
+def test_a_long_line_across_the_middle_leaves_the_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No newline within a record's length after the middle: the file is not split (and the
+    long line is skipped once, as a reader of the whole file skips it)."""
+    from harness import inputs
+
+    folder = tmp_path / "r"
+    folder.mkdir()
+    long = "x" * (3 * inputs.LINE_LIMIT)
+    text = f"{json.dumps(BASE[0])}\n{long}\n{json.dumps(BASE[1])}\n"
+    (folder / "journal.jsonl").write_text(text, encoding="utf-8")
+    slow = frame_and_warnings(read_results, folder)
+    fast, forks = split_read(folder, monkeypatch)
+    assert forks == [] and fast[1] == slow[1] and same(fast[0], slow[0])
+    assert fast[1].count("longer than") == 1
