@@ -289,8 +289,10 @@ def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
     )
     frame = pd.concat([results, todo], ignore_index=True) if len(todo) else results
     for col in _TEXT:
-        texts = _texts(frame[col].tolist())
-        frame[col] = texts if texts else frame[col].astype(object)  # [] would be a float column
+        values = frame[col].tolist()
+        texts = _texts(values)
+        if texts is not values or not texts:  # a column left as it is needs no new one
+            frame[col] = texts if texts else frame[col].astype(object)  # [] would be float
     frame["drift"] = frame["drift"].eq(True)  # a missing value is no drift
     for col in ("obs_exit", "obs_signal"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
@@ -299,14 +301,15 @@ def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
 
 
 def _texts(values: list[Any]) -> list[str]:
-    """_text of each value: the column as it is where every value is a string and none has a
+    """_text of each value: the column itself where every value is a string and none has a
     character `clean` takes out (one scan of the column joined, as `clean` scans each), else
     each distinct value cleaned once."""
-    if values and set(map(type, values)) == {str}:
-        joined = "".join(values)
-        if joined.isascii() and joined.isprintable():
-            return values
-    return each_once(_text, values)
+    try:
+        joined = "".join(values)  # a TypeError at the first value that is not a string
+    except TypeError:
+        return each_once(_text, values)
+    # printable: no character `clean` takes out (control characters, lone surrogates)
+    return values if values and joined.isprintable() else each_once(_text, values)
 
 
 def _text(value: object) -> str:

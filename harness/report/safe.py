@@ -28,7 +28,7 @@ _URL_SAFE = re.compile(r"[A-Za-z0-9._~:/?#\[\]@!$&'*+,;=%-]+")
 
 def clean(text: str) -> str:
     """No control characters, no lone surrogates (they cannot be written as UTF-8)."""
-    if text.isprintable() and text.isascii():
+    if text.isprintable():  # nothing _CONTROL or _ANSI (an ESC first) could match
         return text
     return _CONTROL.sub("", _ANSI.sub("", text))
 

@@ -186,11 +186,11 @@ def render(
     return {name: fn() for name, fn in renderers(frame, head, catalog, changes, grid).items()}
 
 
-# From this many cells on, index.html and junit.xml (about half the work) are rendered and
+# From this many cells on, index.html and results.csv (about half the work) are rendered and
 # written by a forked child beside the other files: 100,000 cells took 19 s in one process on 2
 # cores.
 FORK_AT = 5_000
-APART = ("index.html", "junit.xml")
+APART = ("index.html", "results.csv")
 
 
 def write_parts(
