@@ -66,12 +66,13 @@ _NO_PARTS = ("",) * len(_STACK_FIELDS)
 def reproduce_command(cell: str, backend: str = "docker") -> str:
     """A local-backend cell is reproduced without Docker (its --python, if any, is the user's).
     The id is shell-quoted: it came from a file."""
-    local = _LOCAL if backend == "local" else ""
-    return f"{_REPRODUCE} {shlex.quote(cell)}{local}"
+    local = LOCAL_BACKEND if backend == "local" else ""
+    return f"{REPRODUCE} {shlex.quote(cell)}{local}"
 
 
-_REPRODUCE = shell("nox", "-s", "reproduce", "--")  # quoted once: 100,000 cells share it
-_LOCAL = " " + shell("--backend", "local")
+# A cell's command is REPRODUCE, a space, its id, and LOCAL_BACKEND for a local-backend cell.
+REPRODUCE = shell("nox", "-s", "reproduce", "--")  # quoted once: 100,000 cells share it
+LOCAL_BACKEND = " " + shell("--backend", "local")
 
 
 # ---------------------------------------------------------------- results and plans -> rows
@@ -443,7 +444,7 @@ def derive(frame: pd.DataFrame, stacks: Mapping[str, tuple[str, ...]]) -> pd.Dat
     # "" where the id is not a plain name: it reaches no shell block (four renderers use it).
     # A plain name is its own shell quoting (shlex.quote leaves [\w@%+=:,./-] as it is).
     frame["reproduce"] = [
-        f"{_REPRODUCE} {c}{_LOCAL if b == 'local' else ''}" if cell_id_ok(c) else ""
+        f"{REPRODUCE} {c}{LOCAL_BACKEND if b == 'local' else ''}" if cell_id_ok(c) else ""
         for c, b in cells
     ]
     return _sorted(frame, _stack_order(stacks))

@@ -8,6 +8,7 @@ import contextlib
 import copy
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,10 +103,9 @@ def test_the_committed_journals_read_the_same_both_ways() -> None:
         assert fast[1] == slow[1] and same(fast[0], slow[0]), folder
 
 
-def test_every_field_dropped_or_odd_one_at_a_time(tmp_path: Path) -> None:
-    """Each field of a record dropped, and set to each odd value, one record for each: every
-    way one field can be wrong, in one journal."""
-    records = []
+def odd_records() -> Iterator[tuple[int, str]]:
+    """Each field of a record dropped, and set to each odd value, one record (a JSON line) for
+    each, with the index of its value."""
     for n, path in enumerate(PATHS):
         for k, value in enumerate([*ODD_VALUES, "DROP"]):
             rec = copy.deepcopy(BASE[(n + k) % len(BASE)])
@@ -113,7 +113,13 @@ def test_every_field_dropped_or_odd_one_at_a_time(tmp_path: Path) -> None:
             rec["scenario"] = f"s{n}-{k}"
             rec["cell"] = f"{rec['cell'].split('/')[0]}/s{n}-{k}"
             mutate(rec, path, value, value == "DROP")
-            records.append(json.dumps(rec))
+            yield k, json.dumps(rec)
+
+
+def test_every_field_dropped_or_odd_one_at_a_time(tmp_path: Path) -> None:
+    """Each field of a record dropped, and set to each odd value, one record for each: every
+    way one field can be wrong, in one journal."""
+    records = [line for _, line in odd_records()]
     (tmp_path / "journal.jsonl").write_text("\n".join(records) + "\n")
     slow, fast = frame_and_warnings(read_results, tmp_path), frame_and_warnings(read_rows, tmp_path)
     assert fast[1] == slow[1]
@@ -160,15 +166,10 @@ def hostile_journal(folder: Path) -> Path:
     """Every way one field can be wrong (as above), lines that are no record at all, a BOM, blank
     lines and a torn last line: bad lines in both halves of the file."""
     lines = ["\ufeff" + json.dumps(BASE[0]), "not json", "", "[1, 2]", '{"schema": 99}']
-    for n, path in enumerate(PATHS):
-        for k, value in enumerate([*ODD_VALUES, "DROP"]):
-            rec = copy.deepcopy(BASE[(n + k) % len(BASE)])
-            rec["scenario"] = f"s{n}-{k}"
-            rec["cell"] = f"{rec['cell'].split('/')[0]}/s{n}-{k}"
-            mutate(rec, path, value, value == "DROP")
-            lines.append(json.dumps(rec))
-            if k % 7 == 0:
-                lines += ["\xff garbage", "   "]
+    for k, line in odd_records():
+        lines.append(line)
+        if k % 7 == 0:
+            lines += ["\xff garbage", "   "]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "journal.jsonl").write_text("\n".join(lines) + '\n{"cell": "torn', encoding="utf-8")
     return folder
