@@ -112,6 +112,9 @@ SIGNATURE: dict[str, str] = {
     "cudaErrorDevicesUnavailable": "gpu_busy",
     "CUDA_ERROR_DEVICE_UNAVAILABLE": "gpu_busy",
     "cudaErrorDeviceAlreadyInUse": "gpu_busy",
+    # its driver code: "the CUcontext ... can only be bound to a single CPU thread at a time but
+    # is already bound to a CPU thread" (an exclusive-thread device held by another thread)
+    "CUDA_ERROR_CONTEXT_ALREADY_IN_USE": "gpu_busy",
     # "an uncorrectable ECC error was detected during execution", "an uncorrectable NVLink
     # error was detected during the execution": the hardware, not the stack.
     "cudaErrorECCUncorrectable": "gpu_hardware_fault",

@@ -1102,6 +1102,33 @@ NINTH_ROUND = [
     (["OSError: libtorch_cuda.so: cannot open shared object file: No such file or directory"],
      "undefined_symbol"),
 ]  # fmt: skip
+# Round ten: each line as its source writes it (ollama's discover/gpu_info_*.c formats, glog's
+# CHECK_EQ text with a CUresult, nvidia-docker 1.x's check, XLA's platform manager, ggml's
+# CUDA error report), not as a collected log has it.
+TENTH_ROUND = [
+    (["time=2025-01-01T00:00:00.000Z level=INFO source=gpu.go:612 msg=\"Unable to load cudart "
+      "library /usr/lib/x86_64-linux-gnu/libcuda.so.570.00.00: cuda driver library init failure: "
+      "100\""], "no_gpu_or_driver"),
+    (["msg=\"Unable to load cudart library libcudart.so.12: cudart init failure: 100\""],
+     "no_gpu_or_driver"),
+    (["msg=\"Unable to load cudart library /usr/lib/ollama/cuda_v12/libcudart.so.12: your nvidia "
+      "driver is too old or missing.  If you have a CUDA GPU please upgrade to run ollama\""],
+     "driver_too_old"),
+    (["msg=\"unable to load cuda driver library\" library=nvcuda.dll error=\"symbol lookup for "
+      "cuCtxCreate_v3 failed: The specified procedure could not be found.\""], "driver_too_old"),
+    (["F0101 00:00:00.000000 1 cuda_driver.cc:100] Check failed: CUDA_SUCCESS == "
+      "cuCtxSetCurrent(context) (0 vs. 216)"], "gpu_busy"),
+    (["Check failed: CUDA_SUCCESS == cuMemAlloc(&ptr, bytes) (0 vs. 2)"], "gpu_oom"),
+    (["nvidia-docker | 2016/04/21 21:41:35 Error: unsupported CUDA version: driver 7.0 < image "
+      "7.5"], "driver_too_old"),
+    (["Error: unsupported CUDA version: driver 0.0 < image 8.0.61"], "no_gpu_or_driver"),
+    (["RuntimeError: Unable to initialize backend 'cuda': NOT_FOUND: Could not find registered "
+      "platform with name: \"cuda\". Available platform names are: Host Interpreter"],
+     "no_gpu_or_driver"),
+    (["CUDA error: CUBLAS_STATUS_NOT_INITIALIZED",
+      "  current device: 0, in function cublas_handle at ggml/src/ggml-cuda/common.cuh:663",
+      "  cublasCreate_v2(&cublas_handles[device])"], "gpu_oom"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1109,7 +1136,26 @@ LATER_ROUNDS = [
     *SEVENTH_ROUND,
     *EIGHTH_ROUND,
     *NINTH_ROUND,
+    *TENTH_ROUND,
 ]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # JAX logs each backend it cannot start at INFO level (jax/_src/xla_bridge.py)
+        ["I0101 00:00:00.000000 1 xla_bridge.py:863] Unable to initialize backend 'rocm': "
+         "NOT_FOUND: Could not find registered platform with name: \"rocm\". Available platform "
+         "names are: CUDA",
+         "Unable to initialize backend 'tpu': INTERNAL: Failed to open libtpu.so: libtpu.so: "
+         "cannot open shared object file: No such file or directory"],
+        # xformers without Triton (xformers' warning, then the ImportError it caught)
+        ["A matching Triton is not available, some optimizations will not be enabled.",
+         "Error caught was: No module named 'triton'"],
+    ],
+)  # fmt: skip
+def test_backends_and_optimizations_a_run_does_without_are_noise(lines: list[str]) -> None:
+    assert verdict_of(*lines, "Epoch 1/2") == ("unknown", None, ())
 
 
 def test_tensorflows_optional_tensorrt_stays_noise() -> None:
