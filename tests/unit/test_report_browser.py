@@ -196,6 +196,24 @@ def test_a_drawn_page_is_the_written_page(
     page.close()
 
 
+@pytest.mark.parametrize("distinct", [3, 300, 70_000])
+def test_a_drawn_pages_indexes_read_back_at_every_width(
+    browser: Any, drawn_smoke: Path, distinct: int
+) -> None:
+    """drawn._column packs a column's indexes in 1, 2 or 4 bytes by how many distinct texts it
+    has; the page's unpack reads each back to the same texts."""
+    from harness.report.drawn import _column
+
+    values = [f"t{i % distinct}" for i in range(2 * distinct + 5)]
+    texts, packed, width = json.loads(_column(values))
+    assert width == (1 if distinct <= 0xFF else 2 if distinct <= 0xFFFF else 4)
+    page = browser.new_page()
+    page.goto((drawn_smoke / "index.html").as_uri())
+    codes = page.evaluate("([p, w]) => unpack(p, w)", [packed, width])
+    assert [texts[c] for c in codes] == values
+    page.close()
+
+
 def _hostile_results(folder: Path) -> Path:
     """A journal whose scenario, decisive line, error, GPU and image are markup."""
     from harness.journal import append
