@@ -1129,6 +1129,29 @@ TENTH_ROUND = [
       "  current device: 0, in function cublas_handle at ggml/src/ggml-cuda/common.cuh:663",
       "  cublasCreate_v2(&cublas_handles[device])"], "gpu_oom"),
 ]  # fmt: skip
+# Round eleven: Windows' loader error 193 as Python raises it, the web UI's torch check as it
+# prints the failed command, TensorRT-LLM's and FasterTransformer's CUDA checks, the NGC
+# containers' GPU check (its two lines), and Cython's ValueError for a numpy struct that shrank.
+ELEVENTH_ROUND = [
+    (["OSError: [WinError 193] %1 is not a valid Win32 application. Error loading "
+      "\"C:\\venv\\lib\\site-packages\\torch\\lib\\c10.dll\" or one of its dependencies."],
+     "corrupt_library"),
+    (["RuntimeError: Error running command.",
+      "Command: \"C:\\sd\\venv\\Scripts\\python.exe\" -c \"import torch; assert "
+      "torch.cuda.is_available(), 'Torch is not able to use GPU; add --skip-torch-cuda-test to "
+      "COMMANDLINE_ARGS variable to disable this check'\"",
+      "Error code: 1"], "no_gpu_or_driver"),
+    (["RuntimeError: [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMalloc(ptr, n): out of "
+      "memory (/src/cpp/include/tensorrt_llm/common/cudaUtils.h:157)"], "gpu_oom"),
+    (["terminate called after throwing an instance of 'std::runtime_error'",
+      "  what():  [FT][ERROR] CUDA runtime error: out of memory /src/fastertransformer/utils/"
+      "allocator.h:181"], "gpu_oom"),
+    (["WARNING: Detected NVIDIA GeForce RTX 5090 GPU, which is not yet supported in this "
+      "version of the container",
+      "ERROR: No supported GPU(s) detected to run this container"], "arch_unsupported"),
+    (["ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 "
+      "from C header, got 88 from PyObject"], "numpy_abi"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1137,6 +1160,7 @@ LATER_ROUNDS = [
     *EIGHTH_ROUND,
     *NINTH_ROUND,
     *TENTH_ROUND,
+    *ELEVENTH_ROUND,
 ]
 
 
@@ -1152,6 +1176,13 @@ LATER_ROUNDS = [
         # xformers without Triton (xformers' warning, then the ImportError it caught)
         ["A matching Triton is not available, some optimizations will not be enabled.",
          "Error caught was: No module named 'triton'"],
+        # Cython's harmless warning, which NumPy itself filters (numpy/__init__.py)
+        ["/venv/lib/python3.6/importlib/_bootstrap.py:219: RuntimeWarning: numpy.dtype size "
+         "changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from "
+         "PyObject"],
+        # the NGC containers' GPU check where it only warns
+        ["WARNING: Detected NVIDIA GB10 GPU, which is not yet supported in this version of the "
+         "container"],
     ],
 )  # fmt: skip
 def test_backends_and_optimizations_a_run_does_without_are_noise(lines: list[str]) -> None:
