@@ -68,15 +68,16 @@ def read_results(folders: Sequence[Path]) -> list[RunResult]:
 def read_rows(folders: Sequence[Path]) -> Rows:
     """read_results as the frame's rows: the same results in the same order, the same lines
     skipped with the same words, most records made rows without a RunResult between. A large
-    journal file is read by two processes, a part each (_halves)."""
+    journal file is read by two processes, a part each (_file_rows)."""
     _exist(folders)
     skipped: list[journal.Skipped] = []
     rows = Rows()
     for folder in folders:
-        lines, refused = journal.Read([], []), []
+        lines: list[journal.Skipped] = []  # as journal.read names them: every file's, in order
+        refused: list[journal.Skipped] = []
         for path in journal.files(folder):
-            refused += _halves(folder, path, rows, lines.skipped)
-        skipped += lines.skipped + refused
+            refused += _file_rows(folder, path, rows, lines)
+        skipped += lines + refused
     _warn_skipped(skipped)
     return rows
 
@@ -115,7 +116,7 @@ class _Part:
 SPLIT_AT = 8 << 20  # bytes: a journal file this large is read by two processes, a part each
 
 
-def _halves(
+def _file_rows(
     folder: Path, path: Path, rows: Rows, skipped: list[journal.Skipped]
 ) -> list[journal.Skipped]:
     """One journal file's rows into `rows` and its skipped lines into `skipped`; the records
@@ -124,12 +125,12 @@ def _halves(
     the first: the same rows in the same order, each line named by its number in the file.
     Where the child cannot be had or fails, this process reads that part too."""
     middle = _middle(path)
-    halves = None if middle is None else _split(folder, path, rows, middle)
-    if halves is None:
+    parts = None if middle is None else _split(folder, path, rows, middle)
+    if parts is None:
         part = _read(folder, path, rows)
         skipped += part.skipped
         return part.refused
-    mine, theirs = halves
+    mine, theirs = parts
     skipped += mine.skipped + [
         replace(s, line=s.line + mine.lines) if s.line else s for s in theirs.skipped
     ]
@@ -137,7 +138,7 @@ def _halves(
 
 
 def _split(folder: Path, path: Path, rows: Rows, middle: int) -> tuple[_Part, _Part] | None:
-    """The two halves of a journal file, read as _halves says; None where no temporary file
+    """The two parts of a journal file, read as _file_rows says; None where no temporary file
     can be had (a full or read-only temporary folder): nothing is read then."""
     try:  # unlinked when made: nothing to leave behind, even when this process is killed
         hand = tempfile.TemporaryFile()  # noqa: SIM115 (closed below; its OSError alone caught)

@@ -151,12 +151,12 @@ def test_a_records_shape_decides_no_verdict_its_values_do_not() -> None:
     assert journal._SOUND, "sound shapes were cached"
 
 
-# ---------------------------------------------------------------- a journal read in two halves
+# ---------------------------------------------------------------- a journal read in two parts
 
 
 @pytest.fixture(autouse=True)
 def every_warning(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every skipped line named (not the first 20): both halves' line numbers are compared."""
+    """Every skipped line named (not the first 20): both parts' line numbers are compared."""
     from harness.report import read
 
     monkeypatch.setattr(read, "MAX_WARNINGS", 10**6)
@@ -164,7 +164,7 @@ def every_warning(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def hostile_journal(folder: Path) -> Path:
     """Every way one field can be wrong (as above), lines that are no record at all, a BOM, blank
-    lines and a torn last line: bad lines in both halves of the file."""
+    lines and a torn last line: bad lines in both parts of the file."""
     lines = ["\ufeff" + json.dumps(BASE[0]), "not json", "", "[1, 2]", '{"schema": 99}']
     for k, line in odd_records():
         lines.append(line)
@@ -195,7 +195,7 @@ def split_read(
     return frame_and_warnings(read_rows, folder), forks
 
 
-def test_a_journal_read_in_two_halves_reads_as_one(
+def test_a_journal_read_in_two_parts_reads_as_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = hostile_journal(tmp_path / "r")
