@@ -1152,6 +1152,26 @@ ELEVENTH_ROUND = [
     (["ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 "
       "from C header, got 88 from PyObject"], "numpy_abi"),
 ]  # fmt: skip
+# Round twelve (its "before" kept as the hold-out of the eleventh round's catalog): GNU ld's
+# missing -l, FFmpeg's and DALI's video libraries, CTranslate2's and Vulkan's out of memory,
+# MuJoCo's EGL, torch.compile's Triton minimum.
+TWELFTH_ROUND = [
+    (["/usr/bin/ld: cannot find -lcublas: No such file or directory"], "cuda_runtime_missing"),
+    (["[h264_cuvid @ 0x55d0c0] Cannot load libnvcuvid.so.1",
+      "[h264_cuvid @ 0x55d0c0] Failed loading nvcuvid."], "container_gpu_access"),
+    (["[hevc_nvenc @ 0x5610] Cannot load libnvidia-encode.so.1"], "container_gpu_access"),
+    (["RuntimeError: Critical error when building pipeline: Error when constructing operator: "
+      "readers__Video encountered: Assert on \"lib_handle_\" failed: Failed to load "
+      "libnvcuvid.so, needed by the VideoReader operator."], "container_gpu_access"),
+    (["RuntimeError: CUDA failed with error out of memory"], "gpu_oom"),
+    (["vkAllocateMemory failed: VK_ERROR_OUT_OF_DEVICE_MEMORY"], "gpu_oom"),
+    (["ImportError: Cannot initialize a EGL device display. This likely means that your EGL "
+      "driver does not support the PLATFORM_DEVICE extension, which is required for creating a "
+      "headless rendering context."], "no_gpu_or_driver"),
+    (["RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton "
+      "GPU compiler, which is used as the backend. Triton only supports devices of CUDA "
+      "Capability >= 7.0, but your device is of CUDA capability 6.0"], "arch_unsupported"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1161,6 +1181,7 @@ LATER_ROUNDS = [
     *NINTH_ROUND,
     *TENTH_ROUND,
     *ELEVENTH_ROUND,
+    *TWELFTH_ROUND,
 ]
 
 
