@@ -43,26 +43,26 @@ def _column(values: Sequence[object], sort: bool = False) -> str:
     return f'[{_ENCODE(list(uniques))},"{packed}",{width}]'
 
 
-def _reproduce_forms(frame: pd.DataFrame) -> list[int]:
-    """0: no command (the id is not a plain name), 1: Docker, 2: the local backend."""
-    cmds, backends = frame["reproduce"].tolist(), frame["backend"].tolist()
-    return [0 if not c else 2 if b == "local" else 1 for c, b in zip(cmds, backends, strict=True)]
+def reproduce_forms(commands: Sequence[str], backends: Sequence[str]) -> list[int]:
+    """Each cell's `rp`: 0 no command (the id is not a plain name), 1 Docker, 2 the local
+    backend; the page makes the command from the form and the id."""
+    return [
+        0 if not c else 2 if b == "local" else 1 for c, b in zip(commands, backends, strict=True)
+    ]
 
 
 def columns_json(
-    frame: pd.DataFrame,
-    cols: Mapping[str, list[str]],
+    cols: Mapping[str, Sequence[object]],
     labels: Mapping[str, str],
     extra: Mapping[str, object],
 ) -> str:
-    """The page's data: `cols` (key -> a text per row, in _CELL's keys; `col` is sorted, as the
+    """The page's data: `cols` (key -> a value per row, in _CELL's keys; `col` is sorted, as the
     grid's columns are), the stack labels in the stacks' order, and `extra` (fixes, signatures,
     outcome classes) as they are."""
-    parts = [f'"{key}":{_column(cols[key], sort=key == "col")}' for key in _CELL if key != "rp"]
-    parts.append(f'"rp":{_column(_reproduce_forms(frame))}')
+    parts = [f'"{key}":{_column(cols[key], sort=key == "col")}' for key in _CELL]
     stacks = pd.unique(pd.Series(cols["stack"], dtype=object)).tolist()
     head = {
-        "n": len(frame), "labels": [labels.get(s, s) for s in stacks],
+        "n": len(cols["id"]), "labels": [labels.get(str(s), str(s)) for s in stacks],
         "reproduce": ["", REPRODUCE + " ", REPRODUCE + " "], "local": ["", "", LOCAL_BACKEND],
         **extra,
     }  # fmt: skip
@@ -93,9 +93,8 @@ function draw(d) {
   }
   const at = (k, i) => (C[k][1] ? C[k][0][C[k][1][i]] : C[k][0][i]);
   const code = (k, i) => (C[k][1] ? C[k][1][i] : i);
-  const attrs = [["fw", "fw"], ["stack", "stack"], ["sc", "sc"], ["sig", "sig"], ["k", "k"],
-    ["lvl", "lvl"]];
-  const mark = (el, i) => { for (const [k, a] of attrs) el.setAttribute("data-" + a, at(k, i)); };
+  const filtered = ["fw", "stack", "sc", "sig", "k", "lvl"];  // each also its data- attribute
+  const mark = (el, i) => { for (const k of filtered) el.setAttribute("data-" + k, at(k, i)); };
   const el = (tag, text) => { const e = document.createElement(tag);
     if (text !== undefined) e.textContent = text; return e; };
   const scen = C.col[0], nstack = d.labels.length, ncol = scen.length;

@@ -426,10 +426,11 @@ def drawn_json(frame: pd.DataFrame, catalog: Sequence[Signature], labels: Mappin
         "because": col["because"], "stage": col["obs_stage"], "line": col["line"],
         "fix": col["fix"], "driver": col["target"], "host_driver": col["driver"],
         "gpu": col["gpu"], "image": col["image"], "backend": col["backend"],
+        "rp": drawn.reproduce_forms(col["reproduce"], col["backend"]),
     }  # fmt: skip
     klasses = {k: [label, glyph] for k, (label, _, glyph) in KLASSES.items()}
     extra = {"fixes": fixes, "signatures": _signatures(catalog), "klasses": klasses}
-    return drawn.columns_json(frame, cols, labels, extra)
+    return drawn.columns_json(cols, labels, extra)
 
 
 _FIX_PARTS = ("framework", "cuda", "cudnn_installed")
