@@ -1012,6 +1012,9 @@ class Pattern:
 
     regex: str
     needle: str
+    # False for a warning that is no failure on its own (TensorFlow's "CUDA kernels will be
+    # jit-compiled from PTX"): it names the cause only where the log fails after it.
+    alone: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

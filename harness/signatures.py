@@ -16,6 +16,7 @@ import signal as signals
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick, Implementation
 
@@ -53,6 +54,15 @@ _PREFIX = re.compile(
     r"|[IWEF] (?:\S+\.(?:cc|h|cpp|c|py):\d+\]\s*)"
     r"|E\s{2,})?"
 )
+# Docker Compose's prefix on each line of a service's output ("ollama  | ", "api-1  | "; v1
+# wrote "api_1  | "): the line after it is the program's own, with its own log prefix.
+_COMPOSE = re.compile(r"[A-Za-z0-9][\w.-]*\s+\| ")
+# Typographic quotes, as a forum or a word processor turns a log's ' and " into them
+# ("couldn\u2018t communicate"): read as the plain ones the messages have.
+_QUOTES: tuple[tuple[bytes, bytes], ...] = (
+    ("\u2018".encode(), b"'"), ("\u2019".encode(), b"'"),
+    ("\u201c".encode(), b'"'), ("\u201d".encode(), b'"'),
+)  # fmt: skip
 # An info or warning line of absl/glog/TF ("W0000 00:00:...", "2024-.. W tensorflow/...").
 _SOFT = re.compile(
     r"^\s*(?:\d{4}-\d\d-\d\d[ T][\d:.,]+Z?:?\s*)?(?:\[\d+\]\s*)?"
@@ -64,7 +74,13 @@ _TRACEBACK_BYTES = 1 << 16  # of a traceback, looked through for its last frame
 _TRACEBACK_LINES = 64  # lines after the last frame looked through for the exception line
 # "panic": Go's runtime (the device plugin, the container toolkit) and Rust's ("panicked at")
 _ERRORISH = (b"error", b"exception", b"fatal", b"abort", b"failed", b"killed", b"panic")
-_ERRORISH_RE = re.compile(r"(?i)(error|exception|fatal|abort(ed)?|failed|killed|panic(ked)?)\b")
+# ... but not a count of none: "Tests failed: 0", "0 failed", "errors=0"
+_ERRORISH_RE = re.compile(
+    r"(?i)(?<!\b0 )(error|exception|fatal|abort(ed)?|failed|killed|panic(ked)?)\b"
+    r"(?!\s*[:=]?\s*0(?![\w.]))"
+    # an error enum's name, as CUDA's and others' are printed bare: CUDA_ERROR_INVALID_HANDLE
+    r"|(?-i:\b[A-Z][A-Z0-9]*_ERROR_[A-Z0-9_]+\b)"
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,10 +109,18 @@ def _signal_number(name: str) -> int:
 
 
 def _patterns(
-    doc: Doc, items: list[dict[str, str]], path: tuple[str | int, ...]
+    doc: Doc, items: list[dict[str, Any]], path: tuple[str | int, ...], *, alone: bool = True
 ) -> tuple[Pattern, ...]:
+    """The patterns at `path`; `alone`: whether they must be (noise and codes are no signature's
+    patterns: `alone: false` means nothing there)."""
     out = []
     for i, p in enumerate(items):
+        if alone and p.get("alone", True) is not True:
+            raise ConfigError(
+                "`alone: false` is for a signature's patterns only",
+                where=doc.where((*path, i, "alone")),
+                help="remove it here; a noise pattern is never a cause, and a code is always one",
+            )
         why = regexcheck.problem(p["regex"], p["needle"])
         if why is not None:
             raise ConfigError(
@@ -106,7 +130,7 @@ def _patterns(
                 "share: no look-around, backreferences or nested quantifiers; escape literal "
                 "brackets and dots; the needle is a lower-case piece of the regex's own text",
             )
-        out.append(Pattern(regex=p["regex"], needle=p["needle"]))
+        out.append(Pattern(regex=p["regex"], needle=p["needle"], alone=p.get("alone", True)))
     return tuple(out)
 
 
@@ -127,7 +151,7 @@ def parse_catalog(doc: Doc, table: tuple[ErrorRow, ...] | None = None) -> Catalo
                 id=s["id"],
                 title=s["title"],
                 stage=Stage(s["stage"]) if s["stage"] else None,
-                patterns=_patterns(doc, s["patterns"], ("signatures", i, "patterns")),
+                patterns=_patterns(doc, s["patterns"], ("signatures", i, "patterns"), alone=False),
                 signals=tuple(_signal_number(n) for n in s.get("signals", [])),
                 cause=" ".join(s["cause"].split()),
                 fix=tuple(s["fix"]),
@@ -195,9 +219,18 @@ def printable(text: str) -> str:
 
 def normalize(line: str) -> str:
     """A log line without colours, timestamps, C++ log prefixes; whitespace collapsed."""
-    text = _ANSI.sub("", line[:MAX_LINE]).strip()
+    text = _uncomposed(_ANSI.sub("", line[:MAX_LINE]).strip())
     text = _PREFIX.sub("", text, count=1)
     return " ".join(text.split())
+
+
+def _uncomposed(text: str) -> str:
+    """`text` without Docker Compose's service prefix, if it has one."""
+    if "| " in text[:80]:
+        m = _COMPOSE.match(text)
+        if m is not None:
+            return text[m.end() :]
+    return text
 
 
 def fingerprint(line: str) -> str:
@@ -210,7 +243,7 @@ def _cleaned(head: bytes, whole: bytes) -> tuple[str, str]:
     """`head` (a line's first MAX_LINE bytes) decoded without escape sequences, and normalized
     `whole`; a line of printable ASCII (most are) needs no escape-sequence pass."""
     if not head.translate(None, _PRINTABLE):  # no escape sequence, no control character
-        text = head.decode("ascii")
+        text = _uncomposed(head.decode("ascii"))
         line = text.strip()
         m = _PREFIX.match(line)
         if m is not None and m.end():
@@ -218,14 +251,17 @@ def _cleaned(head: bytes, whole: bytes) -> tuple[str, str]:
         if "  " in line or line[:1] == " ":
             line = " ".join(line.split())
         return text, line
-    decoded = _ANSI.sub("", head.decode("utf-8", "replace"))
+    decoded = _uncomposed(_ANSI.sub("", head.decode("utf-8", "replace")))
     return decoded, normalize(decoded if whole is head else whole.decode("utf-8", "replace"))
 
 
 _PRINTABLE = bytes(range(0x20, 0x7F))
 _ZEROS = bytes.maketrans(b"0123456789", b"0" * 10)
 _NO_DIGITS = str.maketrans("", "", "0123456789")
-_NOISE: tuple[str | None, str, bool] = (None, "", True)
+# What a line is (_Scan._match): an error, an info or warning line, or a match by a pattern
+# that is no failure alone
+ERROR, SOFT, CONTEXT = 0, 1, 2
+_NOISE: tuple[str | None, str, int] = (None, "", SOFT)
 
 
 # ---------------------------------------------------------------- the scan
@@ -240,7 +276,8 @@ class _Compiled:
     of it holds (None where that is not certain: the regex is always run)."""
 
     automaton: BytesAhoCorasick
-    needles: tuple[tuple[str, tuple[tuple[regexcheck.Compiled, Signature], ...]], ...]
+    # needle -> (regex, its signature, whether a match is a cause alone: Pattern.alone)
+    needles: tuple[tuple[str, tuple[tuple[regexcheck.Compiled, Signature, bool], ...]], ...]
     noise: tuple[tuple[str | None, regexcheck.Compiled], ...]
     needles_of: dict[str, tuple[int, ...]]  # signature id -> indexes of the needles that name it
     within: AhoCorasick
@@ -254,11 +291,12 @@ class _Compiled:
 
     @staticmethod
     def of(catalog: Catalog) -> _Compiled:
-        by_needle: dict[str, list[tuple[regexcheck.Compiled, Signature]]] = {}
+        by_needle: dict[str, list[tuple[regexcheck.Compiled, Signature, bool]]] = {}
         pairs = [(p, s) for s in catalog.signatures for p in s.patterns]
         pairs += [(p, catalog.get(sid)) for p, sid in catalog.coded]
         for p, s in pairs:
-            by_needle.setdefault(p.needle, []).append((regexcheck.compile_rx(p.regex), s))
+            rx = regexcheck.compile_rx(p.regex)
+            by_needle.setdefault(p.needle, []).append((rx, s, p.alone))
         needles = tuple((k, tuple(v)) for k, v in by_needle.items())
         words = [k for k, _ in needles] or ["\0"]
         automaton = BytesAhoCorasick([w.encode() for w in words], implementation=Implementation.DFA)
@@ -272,7 +310,7 @@ class _Compiled:
         )
         needles_of: dict[str, list[int]] = {}
         for i, (_, pats) in enumerate(needles):
-            for _, s in pats:
+            for _, s, _ in pats:
                 needles_of.setdefault(s.id, []).append(i)
         every = tuple(range(len(needles)))
         return _Compiled(
@@ -324,7 +362,9 @@ class _Scan:
     # signature -> (line, text) of its first line: in an error line, or only in warning lines
     strong: dict[str, tuple[int, str]] = field(default_factory=dict)
     soft: dict[str, tuple[int, str]] = field(default_factory=dict)
-    memo: dict[bytes, tuple[str | None, str, bool]] = field(default_factory=dict)
+    # ... or only by a pattern that is no failure alone (Pattern.alone False: CONTEXT)
+    context: dict[str, tuple[int, str]] = field(default_factory=dict)
+    memo: dict[bytes, tuple[str | None, str, int]] = field(default_factory=dict)
     # a line's first MAX_LINE bytes with every digit 0 -> whether it is noise (`noise_blind`)
     noise: dict[bytes, bool] = field(default_factory=dict)
     # (line, line after, line before or None) already recorded: the same again changes nothing
@@ -428,22 +468,23 @@ class _Scan:
     def _record(
         self, raw: bytes, after: bytes, at: int, line_at: _LineCounter | None = None
     ) -> None:
-        sid, text, is_soft = self._match(raw, after)
+        sid, text, kind = self._match(raw, after)
         if sid is None:
             return
-        hits = self.soft if is_soft else self.strong
+        hits = (self.strong, self.soft, self.context)[kind]
         if sid not in hits:
             hits[sid] = (at if line_at is None else self.lines_before + line_at(at), text)
-            if not is_soft:
+            if not kind:
                 self._mark_done(sid)
 
     def _mark_done(self, sid: str) -> None:
         for idx in self.compiled.needles_of.get(sid, ()):
             pats = self.compiled.needles[idx][1]
-            self.done[idx] = all(s.id in self.strong for _, s in pats)
+            self.done[idx] = all(s.id in self.strong for _, s, _ in pats)
 
-    def _match(self, raw: bytes, after: bytes) -> tuple[str | None, str, bool]:
-        """(signature or None, the text it matched, whether the line is an info/warning line);
+    def _match(self, raw: bytes, after: bytes) -> tuple[str | None, str, int]:
+        """(signature or None, the text it matched, ERROR, SOFT (an info/warning line) or CONTEXT
+        (a match by a pattern that is no failure alone));
         the text is the normalized line where no signature matches (empty for a noise line
         known by its shape: a line alike but for its digits was noise)."""
         shape = None
@@ -464,7 +505,7 @@ class _Scan:
 
     def _match_uncached(
         self, raw: bytes, after: bytes, shape: bytes | None
-    ) -> tuple[str | None, str, bool]:
+    ) -> tuple[str | None, str, int]:
         head = raw[:MAX_LINE]
         decoded, line = _cleaned(head, head)
         low = line.lower()
@@ -474,7 +515,7 @@ class _Scan:
                 self.noise.clear()
             self.noise[shape] = noise
         if noise:
-            return None, line, True  # looks like an error, never is
+            return None, line, SOFT  # looks like an error, never is
         soft = bool(_SOFT.match(decoded)) or "warning" in low
         nxt: str | None = None
         # A message wrapped onto the next line: by a terminal (mid-word) or by a formatter.
@@ -488,17 +529,18 @@ class _Scan:
                 low = text.lower()
             joined = text is not line
             best: Signature | None = None
+            alone = True
             for idx in self.compiled.present(low):
-                for rx, sig in self.compiled.needles[idx][1]:
+                for rx, sig, by_itself in self.compiled.needles[idx][1]:
                     if best is not None and sig.priority <= best.priority:
                         continue
                     m = rx.search(text)
                     # joined text counts only for a match across the break
                     if m and (not joined or m.start() < len(line) < m.end()):
-                        best = sig
+                        best, alone = sig, by_itself
             if best is not None:
-                return best.id, text, soft
-        return None, line, soft
+                return best.id, text, (SOFT if soft else ERROR) if alone else CONTEXT
+        return None, line, SOFT if soft else ERROR
 
     def _note_error(self, data: bytes, low: bytes, line_at: _LineCounter) -> None:
         """Remember the block's last error-like line (the decisive line of an `unknown`); only
@@ -580,13 +622,18 @@ class _LineCounter:
 
 
 def _unix(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """The chunks with every \\r\\n and lone \\r as \\n: a progress bar redrawn with \\r is one
-    line per redraw, so an error printed after it is a line of its own."""
+    """The chunks with every \\r\\n and lone \\r as \\n (a progress bar redrawn with \\r is one
+    line per redraw, so an error printed after it is a line of its own), and typographic quotes
+    as plain ones (_QUOTES)."""
     carry = b""
     for piece in chunks:
         chunk = carry + piece
         carry = b"\r" if chunk.endswith(b"\r") else b""
-        yield (chunk[:-1] if carry else chunk).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        chunk = (chunk[:-1] if carry else chunk).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if b"\xe2\x80" in chunk:
+            for curly, plain in _QUOTES:
+                chunk = chunk.replace(curly, plain)
+        yield chunk
     if carry:
         yield b"\n"
 
@@ -632,14 +679,26 @@ def classify_chunks(
     scan = _Scan(_compiled(catalog))
     for data, nxt in _blocks(chunks):
         scan.block(data, nxt)
+    return _verdict(scan, catalog, signal=signal, timed_out=timed_out)
+
+
+def _verdict(scan: _Scan, catalog: Catalog, *, signal: int | None, timed_out: bool) -> Verdict:
+    """The verdict of a finished scan (classify_chunks)."""
 
     def rank(hits: dict[str, tuple[int, str]]) -> list[str]:
         return sorted(hits, key=lambda s: (-catalog.get(s).priority, hits[s][0]))
 
+    # A warning that is no failure alone (Pattern.alone false) is the cause of a failure after
+    # it that no signature names (an error line); beside a signature, it is only secondary.
+    context = [s for s in rank(scan.context) if s not in scan.strong and s not in scan.soft]
+    error = scan.last_error
+    if not scan.strong and error is not None:
+        scan.strong = {s: scan.context[s] for s in context if scan.context[s][0] < error[0]}
+        context = [s for s in context if s not in scan.strong]
     strong, soft = rank(scan.strong), [s for s in rank(scan.soft) if s not in scan.strong]
     if strong:  # something failed for sure: warnings before it compete on priority
         scan.strong = {**{s: scan.soft[s] for s in soft}, **scan.strong}
-        strong, soft = rank(scan.strong), []
+        strong, soft = rank(scan.strong), context
     if timed_out:
         text = "the run did not finish in time (killed at the wall-clock limit)"
         return Verdict(

@@ -1172,6 +1172,30 @@ TWELFTH_ROUND = [
       "GPU compiler, which is used as the backend. Triton only supports devices of CUDA "
       "Capability >= 7.0, but your device is of CUDA capability 6.0"], "arch_unsupported"),
 ]  # fmt: skip
+THIRTEENTH_ROUND = [
+    (["zeyer@cn-234 ~ % nvidia-smi",
+      "Unable to determine the device handle for GPU0000:03:00.0: Unknown Error"],
+     "gpu_hardware_fault"),
+    (["WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.",
+      "   Use 'nvidia-docker run' to start this container; see"], "container_gpu_access"),
+    (['"segfault at 0 ip 00007fce957b5216 sp 00007fccd9ff1480 error 4 in '
+      '_pywrap_tensorflow_internal.so[7fce90acb000+2aa45000]"'], "native_crash"),
+    (["2024/01/14 19:50:06 gpu.go:138: CUDA GPU is too old. Falling back to CPU mode. Compute "
+      "Capability detected: 5.2"], "arch_unsupported"),
+    (["/x/cudf/utils/gpu_utils.py:88: UserWarning: A GPU with NVIDIA Pascal\u2122 (Compute "
+      "Capability 6.0) or newer architecture is required."], "arch_unsupported"),
+    (["ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'"], "arch_unsupported"),
+    (["Error: timed out waiting for llama runner to start - progress 0.00 -"], "timeout"),
+    (["d13186ffee3a:57:75 [0] NCCL INFO init.cc:876 -> 2",
+      "d13186ffee3a:57:75 [0] NCCL INFO misc/group.cc:69 -> 2 [Async thread]"], "nccl_error"),
+    (["ggml_backend_cuda_buffer_type_alloc_buffer: allocating 35533.34 MiB on device 0: "
+      "cudaMalloc failed: out of memory"], "gpu_oom"),
+    (['level=DEBUG source=gpu.go:533 msg="Unable to load cudart" library=/usr/lib/libcudart.so '
+      'error="cudart init failure: 999"'], "no_gpu_or_driver"),
+    (["E tensorflow/stream_executor/cuda/cuda_dnn.cc:319] Loaded runtime CuDNN l",
+      "ibrary: 7.4.1 but source was compiled with: 7.6.4.  CuDNN library major and minor"],
+     "cudnn_version_mismatch"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1182,6 +1206,7 @@ LATER_ROUNDS = [
     *TENTH_ROUND,
     *ELEVENTH_ROUND,
     *TWELFTH_ROUND,
+    *THIRTEENTH_ROUND,
 ]
 
 
@@ -1208,6 +1233,73 @@ LATER_ROUNDS = [
 )  # fmt: skip
 def test_backends_and_optimizations_a_run_does_without_are_noise(lines: list[str]) -> None:
     assert verdict_of(*lines, "Epoch 1/2") == ("unknown", None, ())
+
+
+def test_an_nccl_info_line_is_noise_but_its_error_trace_is_not() -> None:
+    """NCCL_DEBUG=INFO's set-up lines, even one with an arrow, are no failure; "file.cc:N -> R"
+    is NCCLCHECK's trace of a call that failed (ncclInProgress, 7, is not one)."""
+    benign = [
+        "gpu1:1:1 [0] NCCL INFO Channel 00/02 : 0[1000] -> 1[2000] via P2P/IPC",
+        "gpu1:1:1 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1 [1] 1/-1/-1->0->-1",
+        "gpu1:1:1 [0] NCCL INFO Call to connect returned Connection refused, retrying",
+        "gpu1:1:1 [0] NCCL INFO init.cc:900 -> 7",
+    ]
+    assert verdict_of(*benign, "Epoch 1/2") == ("unknown", None, ())
+    assert verdict_of(*benign, "x:1:1 [0] NCCL INFO transport.cc:165 -> 3")[0] == "nccl_error"
+
+
+def test_a_warning_that_is_no_failure_alone_needs_a_failure_after_it() -> None:
+    """TensorFlow's PTX JIT warning (`alone: false`): a run that goes on is no failure, even
+    where the log lost the line's W prefix; one that fails after it (an error enum's name is
+    an error line) has it as the cause."""
+    jit = (
+        "TensorFlow was not built with CUDA kernel binaries compatible with compute capability "
+        "9.0. CUDA kernels will be jit-compiled from PTX, which could take 30 minutes or longer."
+    )
+    assert verdict_of(jit, "Epoch 1/2 - loss: 0.3") == ("unknown", None, ())
+    assert verdict_of(f"W0000 00:00:1.6 1 gpu_device.cc:2431] {jit}")[0] == "unknown"
+    assert verdict_of(jit, "", "CUDA_ERROR_INVALID_HANDLE")[:2] == ("arch_unsupported", jit)
+    oom = verdict_of(jit, "RuntimeError: CUDA error: out of memory")
+    assert (oom[0], oom[2]) == ("gpu_oom", ("arch_unsupported",)), "a named failure is the cause"
+    assert verdict_of("CUDA_ERROR_INVALID_HANDLE", jit)[0] == "unknown", "a failure before it"
+
+
+def test_alone_false_is_refused_outside_a_signatures_patterns(tmp_path: Path) -> None:
+    text = (ROOT / "scenarios" / "signatures.yaml").read_text()
+    bad = text.replace(
+        '{needle: "tensorrt", regex: "TF-TRT Warning: Could not find TensorRT"}',
+        '{needle: "tensorrt", regex: "TF-TRT Warning: Could not find TensorRT", alone: false}',
+    )
+    assert bad != text
+    (tmp_path / "signatures.yaml").write_text(bad)
+    with pytest.raises(ConfigError, match="for a signature's patterns only") as err:
+        read_catalog(tmp_path / "signatures.yaml")
+    assert err.value.where is not None and err.value.where.line is not None
+
+
+def test_a_count_of_no_failures_is_not_an_error_line() -> None:
+    summary = ["Tests run:     12", "Tests passed:  11", "Tests failed:  0", "0 failed, 3 passed"]
+    assert verdict_of(*summary, "errors=0") == ("unknown", None, ())
+    assert verdict_of(*summary, "Tests failed: 2")[1] == "Tests failed: 2"
+    assert verdict_of("Error: 0.5 above the tolerance")[1] == "Error: 0.5 above the tolerance"
+
+
+def test_docker_composes_prefix_and_typographic_quotes_are_read_through() -> None:
+    """A compose service's lines ("ollama  | ...") are the program's own, log prefix and all;
+    a forum's curly quotes read as the plain ones."""
+    assert (
+        verdict_of(
+            "ollama  | 2024-01-01 10:00:00.1: W tensorflow/x.cc:12] The NVIDIA driver on your "
+            "system is too old (found version 10010).",
+            "ollama  | Epoch 1/2",
+        )[0]
+        == "driver_too_old"
+    )
+    line = "RuntimeError: Found no NVIDIA driver on your system. Please check"
+    assert verdict_of(f"qna-transformers_1  | {line}")[:2] == ("no_gpu_or_driver", line)
+    curly = "NVIDIA-SMI has failed because it couldn\u2018t communicate with the NVIDIA driver."
+    assert verdict_of(curly)[0] == "no_gpu_or_driver"
+    assert verdict_of(curly.replace("\u2018", "\u201d"))[0] == "unknown"
 
 
 def test_tensorflows_optional_tensorrt_stays_noise() -> None:
