@@ -1196,6 +1196,23 @@ THIRTEENTH_ROUND = [
       "ibrary: 7.4.1 but source was compiled with: 7.6.4.  CuDNN library major and minor"],
      "cudnn_version_mismatch"),
 ]  # fmt: skip
+FOURTEENTH_ROUND = [
+    (["/usr/local/lib/python3.10/site-packages/torch/amp/autocast_mode.py:250: UserWarning: User "
+      "provided device_type of 'cuda', but CUDA is not available. Disabling"], "no_gpu_or_driver"),
+    (["Fra:0 Mem:44.57M (Peak 44.57M) | Time:00:00.12 | Scene | Initializing",
+      "Error: Found no Cycles device of the specified type"], "no_gpu_or_driver"),
+    (["nv-fabricmanager[3228]: fabric manager NVIDIA GPU driver interface version 530.30.02 don't "
+      "match with driver version 530.41.03. Please update with matching NVIDIA driver package."],
+     "fabric_manager_not_running"),
+    (["[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0",
+      "               NVRM: (PCI ID: 10de:26b5) installed in this system has",
+      "               NVRM: fallen off the bus and is not responding to commands."],
+     "gpu_hardware_fault"),
+    (["Illegal address in CUDA queue copy_from_device (integrator_shade_surface)"],
+     "illegal_memory_access"),
+    (["RuntimeError: cuBLAS failed with status CUBLAS_STATUS_NOT_SUPPORTED"], "arch_unsupported"),
+    (["RuntimeError: CUDA error: the launch timed out and was terminated"], "timeout"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1207,6 +1224,7 @@ LATER_ROUNDS = [
     *ELEVENTH_ROUND,
     *TWELFTH_ROUND,
     *THIRTEENTH_ROUND,
+    *FOURTEENTH_ROUND,
 ]
 
 
