@@ -1213,6 +1213,23 @@ FOURTEENTH_ROUND = [
     (["RuntimeError: cuBLAS failed with status CUBLAS_STATUS_NOT_SUPPORTED"], "arch_unsupported"),
     (["RuntimeError: CUDA error: the launch timed out and was terminated"], "timeout"),
 ]  # fmt: skip
+FIFTEENTH_ROUND = [
+    (["Could not load library libcudnn_cnn_train.so.8. Error: /usr/local/cuda/lib64/libcudnn_cnn_"
+      "train.so.8: undefined symbol: _ZN5cudnn3cnn5infer22queryClusterPropertiesERPhS3_, version "
+      "libcudnn_cnn_infer.so.8"], "cudnn_version_mismatch"),
+    (["RuntimeError: Internal Triton PTX codegen error:",
+      "ptxas /tmp/filelSnH8K, line 6; error   : PTX .version 7.4 does not support .target sm_89",
+      "ptxas fatal   : Ptx assembly aborted due to errors"], "arch_unsupported"),
+    (["RuntimeError: jaxlib/cuda/versions_helpers.cc:81: operation cusparseGetProperty("
+      "MAJOR_VERSION, &major) failed: The cuSPARSE library was not found."],
+     "cuda_runtime_missing"),
+    (["Resolving Linux kernel version...", "Could not resolve Linux kernel version",
+      "Stopping NVIDIA persistence daemon..."], "no_gpu_or_driver"),
+    (["2025-04-22 11:29:23.766139: W external/xla/xla/stream_executor/cuda/cuda_asm_compiler.cc:"
+      "280] Falling back to the CUDA driver for PTX compilation; ptxas does not support CC 12.0",
+      "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to load PTX text as a module: "
+      "CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid"], "arch_unsupported"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1225,6 +1242,7 @@ LATER_ROUNDS = [
     *TWELFTH_ROUND,
     *THIRTEENTH_ROUND,
     *FOURTEENTH_ROUND,
+    *FIFTEENTH_ROUND,
 ]
 
 
@@ -1280,6 +1298,11 @@ def test_a_warning_that_is_no_failure_alone_needs_a_failure_after_it() -> None:
     oom = verdict_of(jit, "RuntimeError: CUDA error: out of memory")
     assert (oom[0], oom[2]) == ("gpu_oom", ("arch_unsupported",)), "a named failure is the cause"
     assert verdict_of("CUDA_ERROR_INVALID_HANDLE", jit)[0] == "unknown", "a failure before it"
+    xla = (
+        "W external/xla/xla/stream_executor/cuda/cuda_asm_compiler.cc:280] Falling back to the "
+        "CUDA driver for PTX compilation; ptxas does not support CC 12.0"
+    )
+    assert verdict_of(xla, "step 1: loss 0.3") == ("unknown", None, ())
 
 
 def test_alone_false_is_refused_outside_a_signatures_patterns(tmp_path: Path) -> None:
