@@ -699,6 +699,14 @@ def _verdict(scan: _Scan, catalog: Catalog, *, signal: int | None, timed_out: bo
     if strong:  # something failed for sure: warnings before it compete on priority
         scan.strong = {**{s: scan.soft[s] for s in soft}, **scan.strong}
         strong, soft = rank(scan.strong), context
+        # ... and a warning that is no failure alone is the cause of the failure after it that
+        # the catalog calls its consequence (Paddle's cuDNN version warning, then cuDNN failing)
+        at = scan.strong[strong[0]][0]
+        effects = catalog.get(strong[0]).consequence_of
+        cause = next((s for s in context if s in effects and scan.context[s][0] < at), None)
+        if cause is not None:
+            scan.strong[cause] = scan.context[cause]
+            strong, soft = [cause, *strong], [s for s in context if s != cause]
     if timed_out:
         text = "the run did not finish in time (killed at the wall-clock limit)"
         return Verdict(

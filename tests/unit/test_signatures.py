@@ -1230,6 +1230,33 @@ FIFTEENTH_ROUND = [
       "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to load PTX text as a module: "
       "CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid"], "arch_unsupported"),
 ]  # fmt: skip
+SIXTEENTH_ROUND = [
+    (["trt_infer: 6: The engine plan file is generated on an incompatible device, expecting "
+      "compute 7.2 got compute 8.7, please rebuild."], "arch_unsupported"),
+    (["RuntimeError: FlashAttention only supports Ampere GPUs or newer."], "arch_unsupported"),
+    (["    The CUDA driver was found, but it is too old. The CUDA driver on your system supports "
+      "CUDA version 5.5. The required CUDA version"], "driver_too_old"),
+    (["d:\\a\\koboldcpp\\ggml\\src\\ggml-cuda\\mmv.cu:51: ERROR: CUDA kernel mul_mat_vec has no "
+      "device code compatible with CUDA arch 520. ggml-cuda.cu was compiled for: 600"],
+     "arch_unsupported"),
+    (["  File \"~/cuda/_cuda/ccuda.pyx:424, in cuda._cuda.ccuda.cuPythonInit()",
+      "RuntimeError: Failed to dlopen libcuda.so"], "no_gpu_or_driver"),
+    (["CUDA SETUP: WARNING! libcuda.so not found! Do you have a CUDA driver installed? If you are "
+      "on a cluster, make sure you are on a CUDA machine!"], "no_gpu_or_driver"),
+    (["Unable to determine the device handle for GPU0: 0000:C1:00.0: Unknown Error",
+      "No devices were found"], "no_gpu_or_driver"),
+    (["Failed to initialize NVML: GPU access blocked by the operating system"], "no_gpu_or_driver"),
+    (['OSError: [WinError 127] The specified procedure could not be found. Error loading "C:\\x\\'
+      'site-packages\\nvidia\\cudnn\\bin\\cudnn_cnn64_9.dll" or one of its dependencies.'],
+     "cudnn_version_mismatch"),
+    (['OSError: [WinError 127] The specified procedure could not be found. Error loading "C:\\x\\'
+      'site-packages\\torch\\lib\\c10_cuda.dll" or one of its dependencies.'], "undefined_symbol"),
+    (['2024-08-16 15:41:33.79 [E:onnxruntime:Default, provider_bridge_ort.cc:1992 onnxruntime::'
+      'TryGetProviderInfo_CUDA] provider_bridge_ort.cc:1637 onnxruntime::ProviderLibrary::Get '
+      '[ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 "" when trying to load '
+      '"C:\\env\\lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll"'],
+     "cuda_runtime_missing"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1243,6 +1270,7 @@ LATER_ROUNDS = [
     *THIRTEENTH_ROUND,
     *FOURTEENTH_ROUND,
     *FIFTEENTH_ROUND,
+    *SIXTEENTH_ROUND,
 ]
 
 
@@ -1303,6 +1331,25 @@ def test_a_warning_that_is_no_failure_alone_needs_a_failure_after_it() -> None:
         "CUDA driver for PTX compilation; ptxas does not support CC 12.0"
     )
     assert verdict_of(xla, "step 1: loss 0.3") == ("unknown", None, ())
+
+
+def test_a_warning_no_failure_alone_is_the_cause_of_its_consequence() -> None:
+    """Paddle's cuDNN version warning runs on; then cuDNN failing (cudnn_init_failure, which the
+    catalog calls a consequence of cudnn_version_mismatch) has it as the cause. A failure that
+    is no consequence of it keeps it secondary; after the failure, it is not its cause."""
+    warn = (
+        "W1215 22:57:15.662986 24484 gpu_resources.cc:217] WARNING: device: 0. The installed "
+        "Paddle is compiled with CUDNN 8.4, but CUDNN version in your machine is 8.2, which may "
+        "cause serious incompatible bug. Please recompile or reinstall Paddle with compatible "
+        "CUDNN version."
+    )
+    failed = "OSError: (External) CUDNN error(1), CUDNN_STATUS_NOT_INITIALIZED."
+    assert verdict_of(warn, "step 1: loss 0.3") == ("unknown", None, ())
+    got = verdict_of(warn, failed)
+    assert (got[0], got[2]) == ("cudnn_version_mismatch", ("cudnn_init_failure",))
+    oom = verdict_of(warn, "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert (oom[0], oom[2]) == ("gpu_oom", ("cudnn_version_mismatch",))
+    assert verdict_of(failed, warn)[0] == "cudnn_init_failure"
 
 
 def test_alone_false_is_refused_outside_a_signatures_patterns(tmp_path: Path) -> None:
