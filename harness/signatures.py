@@ -630,7 +630,7 @@ def _unix(chunks: Iterable[bytes]) -> Iterator[bytes]:
         chunk = carry + piece
         carry = b"\r" if chunk.endswith(b"\r") else b""
         chunk = (chunk[:-1] if carry else chunk).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        if b"\xe2\x80" in chunk:
+        if not chunk.isascii() and b"\xe2\x80" in chunk:  # isascii: a word at a time
             for curly, plain in _QUOTES:
                 chunk = chunk.replace(curly, plain)
         yield chunk

@@ -1186,8 +1186,9 @@ THIRTEENTH_ROUND = [
       "Capability 6.0) or newer architecture is required."], "arch_unsupported"),
     (["ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'"], "arch_unsupported"),
     (["Error: timed out waiting for llama runner to start - progress 0.00 -"], "timeout"),
-    (["d13186ffee3a:57:75 [0] NCCL INFO init.cc:876 -> 2",
-      "d13186ffee3a:57:75 [0] NCCL INFO misc/group.cc:69 -> 2 [Async thread]"], "nccl_error"),
+    (["d13186ffee3a:57:75 [0] misc/topo.cc:22 NCCL WARN Could not find real path of "
+      "/sys/class/pci_bus/0000:02/../../0000:02:00.0",
+      "d13186ffee3a:57:75 [0] NCCL INFO init.cc:876 -> 2"], "nccl_error"),
     (["ggml_backend_cuda_buffer_type_alloc_buffer: allocating 35533.34 MiB on device 0: "
       "cudaMalloc failed: out of memory"], "gpu_oom"),
     (['level=DEBUG source=gpu.go:533 msg="Unable to load cudart" library=/usr/lib/libcudart.so '
@@ -1299,17 +1300,17 @@ def test_backends_and_optimizations_a_run_does_without_are_noise(lines: list[str
     assert verdict_of(*lines, "Epoch 1/2") == ("unknown", None, ())
 
 
-def test_an_nccl_info_line_is_noise_but_its_error_trace_is_not() -> None:
-    """NCCL_DEBUG=INFO's set-up lines, even one with an arrow, are no failure; "file.cc:N -> R"
-    is NCCLCHECK's trace of a call that failed (ncclInProgress, 7, is not one)."""
-    benign = [
+def test_nccl_info_lines_stay_noise_and_its_topology_warning_is_a_failure() -> None:
+    """NCCL_DEBUG=INFO's set-up lines, arrows and error traces included, are noise; a PCI path
+    it cannot resolve ends its initialization (ncclSystemError)."""
+    info = [
         "gpu1:1:1 [0] NCCL INFO Channel 00/02 : 0[1000] -> 1[2000] via P2P/IPC",
         "gpu1:1:1 [0] NCCL INFO Trees [0] 1/-1/-1->0->-1 [1] 1/-1/-1->0->-1",
-        "gpu1:1:1 [0] NCCL INFO Call to connect returned Connection refused, retrying",
-        "gpu1:1:1 [0] NCCL INFO init.cc:900 -> 7",
+        "x:1:1 [0] NCCL INFO init.cc:876 -> 2",
     ]
-    assert verdict_of(*benign, "Epoch 1/2") == ("unknown", None, ())
-    assert verdict_of(*benign, "x:1:1 [0] NCCL INFO transport.cc:165 -> 3")[0] == "nccl_error"
+    topo = "gpu1:1:1 [0] misc/topo.cc:22 NCCL WARN Could not find real path of /sys/class/pci_bus/0"
+    assert verdict_of(*info, "Epoch 1/2") == ("unknown", None, ())
+    assert verdict_of(*info, topo)[:2] == ("nccl_error", topo)
 
 
 def test_a_warning_that_is_no_failure_alone_needs_a_failure_after_it() -> None:
