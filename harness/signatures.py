@@ -430,6 +430,12 @@ class _Scan:
         """Record the hit line data[start:end] (`span`), and the line before it where it may be the
         start of a message wrapped before its needle; `last` is the previous hit line's start."""
         start, end = span
+        # A line alike but for its digits was noise (_match's memo): so is this one, and it is
+        # not looked at again, nor joined to the line before it (a message wrapped onto a noise
+        # line is one no catalog message is). Logs of NCCL or TF set-up lines are mostly these.
+        shape = data[start : min(end, start + MAX_LINE)].translate(_ZEROS)
+        if self.compiled.noise_blind and self.noise.get(shape):
+            return
         before: int | None = None
         if start == 0 and self.tail:  # the line before is the previous block's last
             prev = self.tail
