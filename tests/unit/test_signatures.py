@@ -1258,6 +1258,21 @@ SIXTEENTH_ROUND = [
       '"C:\\env\\lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll"'],
      "cuda_runtime_missing"),
 ]  # fmt: skip
+SEVENTEENTH_ROUND = [
+    (["DLL load failed while importing exllamav2_ext: The specified procedure could not be found."],
+     "undefined_symbol"),
+    (["RuntimeError: GPUs with compute capability below 7.0 are not supported."],
+     "arch_unsupported"),
+    (["  - package cudatoolkit-11.6.0-habf752d_9 has constraint __cuda >=11.6.0 conflicting with "
+      "__cuda-10.2-0"], "driver_too_old"),
+    (["modprobe: ERROR: could not insert 'nvidia': Key was rejected by service"],
+     "no_gpu_or_driver"),
+    (["Kernel module load error: Operation not permitted"], "no_gpu_or_driver"),
+    (["   ERROR: modpost: GPL-incompatible module nvidia.ko uses GPL-only symbol '__rcu_read_lock'",
+      "make: *** [Makefile:82: modules] Error 2"], "no_gpu_or_driver"),
+    (['    raise RuntimeError("Failed to infer device type")',
+      "RuntimeError: Failed to infer device type"], "no_gpu_or_driver"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1272,6 +1287,7 @@ LATER_ROUNDS = [
     *FOURTEENTH_ROUND,
     *FIFTEENTH_ROUND,
     *SIXTEENTH_ROUND,
+    *SEVENTEENTH_ROUND,
 ]
 
 
@@ -1371,6 +1387,9 @@ def test_a_count_of_no_failures_is_not_an_error_line() -> None:
     assert verdict_of(*summary, "errors=0") == ("unknown", None, ())
     assert verdict_of(*summary, "Tests failed: 2")[1] == "Tests failed: 2"
     assert verdict_of("Error: 0.5 above the tolerance")[1] == "Error: 0.5 above the tolerance"
+    reply = "INFO:torch.distributed.elastic:Setting worker0 reply file to: /tmp/t/0/error.json"
+    assert verdict_of(reply) == ("unknown", None, ()), "a file's name is no error"
+    assert verdict_of("the run ended in an error.")[1] == "the run ended in an error."
 
 
 def test_docker_composes_prefix_and_typographic_quotes_are_read_through() -> None:
