@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from operator import itemgetter
 from typing import cast
 
 import pandas as pd  # type: ignore[import-untyped]
@@ -77,11 +78,13 @@ def _plain(values: list[object]) -> bool:
     joined = "".join(texts)
     if not (joined.isascii() and joined.isprintable()) or '"' in joined or "," in joined:
         return False
-    # No text holds a line break (isprintable): joined by them, a line's start is a text's.
-    return _FORMULA_AT_START.search("\n".join(texts)) is None
+    # Each text's first character (none for ""), gathered in C: a regex over the column joined
+    # by line breaks took four times as long.
+    return _FORMULA.isdisjoint(map(_FIRST, texts))
 
 
-_FORMULA_AT_START = re.compile("^[" + re.escape("".join(FORMULA)) + "]", re.MULTILINE)
+_FORMULA = frozenset(FORMULA)
+_FIRST = itemgetter(slice(0, 1))
 
 
 def _csv_field(value: object) -> str:

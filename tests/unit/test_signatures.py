@@ -1273,6 +1273,10 @@ SEVENTEENTH_ROUND = [
     (['    raise RuntimeError("Failed to infer device type")',
       "RuntimeError: Failed to infer device type"], "no_gpu_or_driver"),
 ]  # fmt: skip
+EIGHTEENTH_ROUND = [
+    (['GpuArrayException: Could not load "nvrtc64_70.dll": The specified module could not be '
+      "found."], "cuda_runtime_missing"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1288,6 +1292,7 @@ LATER_ROUNDS = [
     *FIFTEENTH_ROUND,
     *SIXTEENTH_ROUND,
     *SEVENTEENTH_ROUND,
+    *EIGHTEENTH_ROUND,
 ]
 
 
@@ -1307,6 +1312,9 @@ LATER_ROUNDS = [
         ["/venv/lib/python3.6/importlib/_bootstrap.py:219: RuntimeWarning: numpy.dtype size "
          "changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from "
          "PyObject"],
+        # DeepStream's first run, before it has built its TensorRT engine
+        ["ERROR: Deserialize engine failed because file path: /opt/nvidia/deepstream/x/"
+         "model_b1_gpu0_fp32.engine open error"],
         # the NGC containers' GPU check where it only warns
         ["WARNING: Detected NVIDIA GB10 GPU, which is not yet supported in this version of the "
          "container"],
