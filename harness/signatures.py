@@ -109,13 +109,17 @@ def _signal_number(name: str) -> int:
 
 
 def _patterns(
-    doc: Doc, items: list[dict[str, Any]], path: tuple[str | int, ...], *, alone: bool = True
+    doc: Doc,
+    items: list[dict[str, Any]],
+    path: tuple[str | int, ...],
+    *,
+    of_signature: bool = False,
 ) -> tuple[Pattern, ...]:
-    """The patterns at `path`; `alone`: whether they must be (noise and codes are no signature's
-    patterns: `alone: false` means nothing there)."""
+    """The patterns at `path`; `of_signature`: a signature's, which alone may mark `alone:
+    false` (a noise pattern is never a cause, and a code is always one)."""
     out = []
     for i, p in enumerate(items):
-        if alone and p.get("alone", True) is not True:
+        if not of_signature and p.get("alone", True) is not True:
             raise ConfigError(
                 "`alone: false` is for a signature's patterns only",
                 where=doc.where((*path, i, "alone")),
@@ -151,7 +155,9 @@ def parse_catalog(doc: Doc, table: tuple[ErrorRow, ...] | None = None) -> Catalo
                 id=s["id"],
                 title=s["title"],
                 stage=Stage(s["stage"]) if s["stage"] else None,
-                patterns=_patterns(doc, s["patterns"], ("signatures", i, "patterns"), alone=False),
+                patterns=_patterns(
+                    doc, s["patterns"], ("signatures", i, "patterns"), of_signature=True
+                ),
                 signals=tuple(_signal_number(n) for n in s.get("signals", [])),
                 cause=" ".join(s["cause"].split()),
                 fix=tuple(s["fix"]),
