@@ -439,9 +439,11 @@ class _Scan:
         # A line alike but for its digits was noise (_match's memo): so is this one, and it is
         # not looked at again, nor joined to the line before it (a message wrapped onto a noise
         # line is one no catalog message is). Logs of NCCL or TF set-up lines are mostly these.
-        shape = data[start : min(end, start + MAX_LINE)].translate(_ZEROS)
-        if self.compiled.noise_blind and self.noise.get(shape):
-            return
+        shape = None
+        if self.compiled.noise_blind:
+            shape = data[start : min(end, start + MAX_LINE)].translate(_ZEROS)
+            if self.noise.get(shape):
+                return
         before: int | None = None
         if start == 0 and self.tail:  # the line before is the previous block's last
             prev = self.tail
@@ -475,12 +477,17 @@ class _Scan:
                 self._record(prev, raw, self.lines_before)
             else:
                 self._record(prev, raw, before, line_at)
-        self._record(raw, after, start, line_at)
+        self._record(raw, after, start, line_at, shape)
 
     def _record(
-        self, raw: bytes, after: bytes, at: int, line_at: _LineCounter | None = None
+        self,
+        raw: bytes,
+        after: bytes,
+        at: int,
+        line_at: _LineCounter | None = None,
+        shape: bytes | None = None,
     ) -> None:
-        sid, text, kind = self._match(raw, after)
+        sid, text, kind = self._match(raw, after, shape)
         if sid is None:
             return
         hits = (self.strong, self.soft, self.context)[kind]
@@ -494,14 +501,17 @@ class _Scan:
             pats = self.compiled.needles[idx][1]
             self.done[idx] = all(s.id in self.strong for _, s, _ in pats)
 
-    def _match(self, raw: bytes, after: bytes) -> tuple[str | None, str, int]:
+    def _match(
+        self, raw: bytes, after: bytes, shape: bytes | None = None
+    ) -> tuple[str | None, str, int]:
         """(signature or None, the text it matched, ERROR, SOFT (an info/warning line) or CONTEXT
         (a match by a pattern that is no failure alone));
         the text is the normalized line where no signature matches (empty for a noise line
-        known by its shape: a line alike but for its digits was noise)."""
-        shape = None
+        known by its shape: a line alike but for its digits was noise). `shape`: raw's, where
+        the caller made it already."""
         if self.compiled.noise_blind:
-            shape = raw[:MAX_LINE].translate(_ZEROS)
+            if shape is None:
+                shape = raw[:MAX_LINE].translate(_ZEROS)
             if self.noise.get(shape):
                 return _NOISE
         # Key without a leading timestamp/log prefix: repeated messages differ only there.
