@@ -68,6 +68,21 @@ _SOFT = re.compile(
     r"^\s*(?:\d{4}-\d\d-\d\d[ T][\d:.,]+Z?:?\s*)?(?:\[\d+\]\s*)?"
     r"[IW](?:\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]| \S+:\d+\])"
 )
+# ... or a line whose log level, written before any error word of it, is info or debug, and
+# whose message does not start with one: Python's logging ("INFO:root:", "2024-01-04
+# 21:51:17,793 - INFO - "), vLLM's ("INFO 12-19 22:58:27 model_runner.py:1415] "), loguru's
+# ("| INFO     |"), bracketed ones ("[INFO]", "::INFO -->"), logfmt's ("level=info": Go's slog
+# and logrus, as ollama and the container toolkit write). Not WARN: NCCL, log4j and others
+# report failures at that level ("include/socket.h:344 WARN Socket creation failed"); and not
+# "INFO:tensorflow:Error reported to Coordinator", TF 1.x's error at the info level.
+_LEVEL = re.compile(
+    r"(?:^|(?<=[\s\[(|:]))(?:INFO|DEBUG|TRACE|NOTICE)(?=[\s\])|:-]|$)"
+    r"|(?i:\blevel=\"?(?:info|debug|trace)\b)"
+)
+_LEVEL_HEAD = 40  # characters after the level that are the message's start
+_LEVEL_SPAN = 120  # characters of a line its level is looked for in
+# torch's warnings (TORCH_WARN) end "(Triggered internally at ...)"; its errors do not
+_TORCH_WARN = "(triggered internally at "
 _MASK = re.compile(r"0x[0-9a-fA-F]+|(?:/[\w.+-]+)+/?|\d+(?:\.\d+)*")
 _TRACEBACK = b"Traceback (most recent call last):"
 _TRACEBACK_BYTES = 1 << 16  # of a traceback, looked through for its last frame
@@ -538,7 +553,12 @@ class _Scan:
             self.noise[shape] = noise
         if noise:
             return None, line, SOFT  # looks like an error, never is
-        soft = bool(_SOFT.match(decoded)) or "warning" in low
+        soft = bool(_SOFT.match(decoded)) or "warning" in low or _TORCH_WARN in low
+        if not soft:
+            level = _LEVEL.search(decoded, 0, _LEVEL_SPAN)
+            soft = level is not None and not _ERRORISH_RE.search(
+                decoded, 0, level.end() + _LEVEL_HEAD
+            )
         nxt: str | None = None
         # A message wrapped onto the next line: by a terminal (mid-word) or by a formatter.
         for step in range(3):
