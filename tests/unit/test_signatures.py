@@ -1350,6 +1350,26 @@ NINETEENTH_ROUND = [
       "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=60000) ran for 67434 milliseconds before "
       "timing out."], "timeout"),
 ]  # fmt: skip
+# The twentieth round's families (older stacks among them), each from the component that prints
+# it
+TWENTIETH_ROUND = [
+    (["slurmstepd: error: NVML: Failed to get usage(15): GPU is lost"], "gpu_hardware_fault"),
+    (["python3: relocation error: /x/nvidia/cudnn/lib/libcudnn_cnn_infer.so.8: symbol "
+      "_Z20traceback_iretf_implPKcRKN5cudnn16InternalStatus_tEb, version libcudnn_ops_infer.so.8 "
+      "not defined in file libcudnn_ops_infer.so.8 with link time reference"],
+     "cudnn_version_mismatch"),
+    (["2018-06-18 21:54:33.740368: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1406] "
+      "Ignoring visible gpu device (device: 0, name: GeForce GT 750M, pci bus id: 0000:01:00.0, "
+      "compute capability: 3.0) with Cuda compute capability 3.0. The minimum required Cuda "
+      "capability is 3.5."], "arch_unsupported"),
+    (["CUDA failure 2: out of memory ; GPU=0 ; hostname=pc ; expr=cudaMalloc((void**) &p, n)"],
+     "gpu_oom"),
+    (["initCnmem: cnmemInit call failed! Reason=CNMEM_STATUS_OUT_OF_MEMORY. numdev=1"], "gpu_oom"),
+    (["ERROR (theano.sandbox.cuda): nvcc compiler not found on $PATH. Check your nvcc "
+      "installation and try again."], "cuda_runtime_missing"),
+    (["docker: Error response from daemon: create nvidia_driver_375.66: VolumeDriver.Create: "
+      "internal error, check logs for details."], "container_gpu_access"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1367,6 +1387,7 @@ LATER_ROUNDS = [
     *SEVENTEENTH_ROUND,
     *EIGHTEENTH_ROUND,
     *NINETEENTH_ROUND,
+    *TWENTIETH_ROUND,
 ]
 
 
@@ -1392,6 +1413,11 @@ LATER_ROUNDS = [
         # the NGC containers' GPU check where it only warns
         ["WARNING: Detected NVIDIA GB10 GPU, which is not yet supported in this version of the "
          "container"],
+        # TF's device count in a child forked after CUDA started (DeepVariant's workers)
+        ["E tensorflow/compiler/xla/stream_executor/cuda/cuda_driver.cc:1278] could not "
+         "retrieve CUDA device count: CUDA_ERROR_NOT_INITIALIZED: initialization error"],
+        # Weights & Biases retrying an upload
+        ["wandb: Network error (TransientError), entering retry loop."],
     ],
 )  # fmt: skip
 def test_backends_and_optimizations_a_run_does_without_are_noise(lines: list[str]) -> None:
