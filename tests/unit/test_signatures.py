@@ -1370,6 +1370,44 @@ TWENTIETH_ROUND = [
     (["docker: Error response from daemon: create nvidia_driver_375.66: VolumeDriver.Create: "
       "internal error, check logs for details."], "container_gpu_access"),
 ]  # fmt: skip
+# The twenty-first round's families (serving, HPC libraries, self-hosted containers, threads in
+# other languages), each from the component that prints it
+TWENTY_FIRST_ROUND = [
+    (["numba.cuda.cudadrv.driver.CudaAPIError: [-1] Call to cuInit results in "
+      "UNKNOWN_CUDA_ERROR"], "stub_driver"),
+    (["LoadError: Error -1 calling cuDriverGetVersion"], "stub_driver"),
+    (["cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 163840000 bytes (total "
+      "1673061376 bytes)"], "gpu_oom"),
+    (["cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,024 bytes (allocated so "
+      "far: 0 bytes)."], "gpu_oom"),
+    (["ResourceExhaustedError: Out of memory error on GPU 0. Cannot allocate 48.473877MB memory "
+      "on GPU 0, 7.900513GB memory has been allocated and available memory is only 29.437500MB."],
+     "gpu_oom"),
+    (["[TensorRT] ERROR: ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of "
+      "memory)"], "gpu_oom"),
+    (["call to cuStreamSynchronize returned error 700: Illegal address during kernel execution"],
+     "illegal_memory_access"),
+    (["Kokkos::Cuda::initialize ERROR: likely mismatch of architecture"], "arch_unsupported"),
+    (["RuntimeError: Expected is_sm90 || is_sm8x || is_sm75 to be true, but got false.  (Could "
+      "this error message be improved?)"], "arch_unsupported"),
+    (["ERROR: Detected NVIDIA Quadro M1000M GPU, which is not supported by this container"],
+     "arch_unsupported"),
+    (["RuntimeError: NumPy was built with baseline optimizations: (X86_V2) but your machine "
+      "doesn't support: (X86_V2)."], "arch_unsupported"),
+    (["x.h:6:10: fatal error: cuda_profiler_api.h: No such file or directory"],
+     "cuda_runtime_missing"),
+    (["modprobe: FATAL: Module nvidia_drm not found in directory /lib/modules/5.2.13-200.fc30"],
+     "no_gpu_or_driver"),
+    (["jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices."],
+     "no_gpu_or_driver"),
+    (["ValueError: torch.cuda.is_available() should be True but is False. xformers' memory "
+      "efficient attention is only available for GPU"], "no_gpu_or_driver"),
+    (["E1111 15:42:00.882297 20327 analysis_config.cc:73] Please compile with gpu to "
+      "EnableGpu()"], "no_gpu_or_driver"),
+    (["Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all"],
+     "container_gpu_access"),
+    (["[h264_nvenc @ 0x55d] Cannot load libcuda.so.1"], "container_gpu_access"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1388,6 +1426,7 @@ LATER_ROUNDS = [
     *EIGHTEENTH_ROUND,
     *NINETEENTH_ROUND,
     *TWENTIETH_ROUND,
+    *TWENTY_FIRST_ROUND,
 ]
 
 
@@ -1418,6 +1457,9 @@ LATER_ROUNDS = [
          "retrieve CUDA device count: CUDA_ERROR_NOT_INITIALIZED: initialization error"],
         # Weights & Biases retrying an upload
         ["wandb: Network error (TransientError), entering retry loop."],
+        # Open MPI's note on the help messages it folded
+        ['[g0004:10079] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / '
+         "error messages"],
     ],
 )  # fmt: skip
 def test_backends_and_optimizations_a_run_does_without_are_noise(lines: list[str]) -> None:
