@@ -1408,6 +1408,22 @@ TWENTY_FIRST_ROUND = [
      "container_gpu_access"),
     (["[h264_nvenc @ 0x55d] Cannot load libcuda.so.1"], "container_gpu_access"),
 ]  # fmt: skip
+# The twenty-second round's families (cut short when the search budget ran out)
+TWENTY_SECOND_ROUND = [
+    (["[11,526ms] [Error] [omni.physx.plugin] PhysX error: SynchronizeStreams cuEventRecord "
+      "failed with error 700"], "illegal_memory_access"),
+    (["CUDA Exception: Warp Illegal Address"], "illegal_memory_access"),
+    (["ImportError: libcudnn-a2b758a6.so.7.0.3: cannot open shared object file: No such file or "
+      "directory"], "cudnn_missing"),
+    (["/x/trepl/init.lua:384: /x/cudnn/ffi.lua:1278: 'libcudnn (R4) not found in library path."],
+     "cudnn_missing"),
+    (["XlaRuntimeError: INTERNAL: external/xla/service/gpu/nccl_utils.cc:245: NCCL operation "
+      "ncclCommInitRank(comm.get(), nranks, id, rank) failed: unhandl"], "nccl_error"),
+    (["graph/topo.h:230 NCCL WARN Could not find NET with id 0"], "nccl_error"),
+    (["E external/org_tensorflow/tensorflow/stream_executor/gpu/asm_compiler.cc:93] You are "
+      "using ptxas 8.x, but TF requires ptxas 9.x (and strongly prefers >= 9.2.88).",
+      "Aborted (core dumped)"], "cuda_runtime_missing"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1427,6 +1443,7 @@ LATER_ROUNDS = [
     *NINETEENTH_ROUND,
     *TWENTIETH_ROUND,
     *TWENTY_FIRST_ROUND,
+    *TWENTY_SECOND_ROUND,
 ]
 
 
