@@ -526,6 +526,12 @@ def test_a_line_alike_but_for_its_digits_is_noise_only_by_its_own_digits(
     assert classify(text, catalog).signature == expected
 
 
+def test_the_shipped_noise_rules_are_digit_blind() -> None:
+    """One noise rule that names a digit turns off the per-shape shortcut for every log: a noise
+    rule with "to 0" cut the classifier's speed on distinct lines to a quarter."""
+    assert signatures._compiled(CATALOG).noise_blind
+
+
 # ---------------------------------------------------------------- message families (issue 24)
 
 
