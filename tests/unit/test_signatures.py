@@ -1430,6 +1430,50 @@ TWENTY_SECOND_ROUND = [
       "using ptxas 8.x, but TF requires ptxas 9.x (and strongly prefers >= 9.2.88).",
       "Aborted (core dumped)"], "cuda_runtime_missing"),
 ]  # fmt: skip
+TWENTY_THIRD_ROUND = [
+    (["RuntimeError: unable to write to file </torch_1509_1969058146>"], "shm_exhausted"),
+    (["slurmstepd: error: pyxis:     [ERROR] Command not found: nvidia-container-cli, see "
+      "https://github.com/NVIDIA/libnvidia-container",
+      "slurmstepd: error: pyxis:     [ERROR] /etc/enroot/hooks.d/98-nvidia.sh exited with return "
+      "code 1"], "container_gpu_access"),
+    (["Could not load library zlibwapi.dll. Error code 193. Please verify that the library is "
+      "built correctly for your processor architecture (32-bit, 64-bit)"], "corrupt_library"),
+    (["/usr/bin/ld: cannot find -lcudnn", "collect2: error: ld returned 1 exit status"],
+     "cudnn_missing"),
+    (["external/xla/xla/service/gpu/nccl_utils.cc:133: NCCL operation ncclGetUniqueId(&id) "
+      "failed: Unable to load NCCL library. Multi-GPU collectives will not work.;"],
+     "cuda_runtime_missing"),
+    (['Unable to find nvrtc lib under the names ["nvrtc", "nvrtc64"]. Please open GitHub issue.'],
+     "cuda_runtime_missing"),
+    (["ImportError: cannot import name 'BUFSIZE' from 'numpy' (/v/numpy/__init__.py)"],
+     "numpy_abi"),
+    (["AttributeError: `np.float_` was removed in the NumPy 2.0 release. Use `np.float64` "
+      "instead."], "numpy_abi"),
+    (["OSError: Could not find compatible tinycudann extension for compute capability 75."],
+     "arch_unsupported"),
+    (["  GPU 00000000:01:00.0: In use by another client",
+      "FATA[0008] Error applying MIG configuration with hooks: error resetting all GPUs: exit "
+      "status 255"], "gpu_busy"),
+    (["Exception has occurred: OSError",
+      "libtorch_cuda_cu.so: cannot open shared object file: No such file or directory"],
+     "undefined_symbol"),
+    (["jaxlib.xla_extension.XlaRuntimeError: INTERNAL: CustomCall failed: jaxlib/cuda/"
+      "cusolver_kernels.cc:79: operation cudaMemcpyAsync(buffers[1], buffers[0], "
+      "SizeOfCusolverType(d.type) * d.n, cudaMemcpyDeviceToDevice, stream) failed: out of "
+      "memory"], "gpu_oom"),
+    (["RuntimeError: mmdet3d/ops/spconv/src/indice_cuda.cu 124",
+      "cuda execution failed with error 2"], "gpu_oom"),
+    (["torch.cuda.DeferredCudaCallError: CUDA call failed lazily at initialization with error: "
+      "device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at \"../aten/src/ATen/cuda/"
+      "CUDAContext.cpp\":50, please report a bug to PyTorch."], "invalid_device_ordinal"),
+    (["GPUAccelerator can not run on your system since the accelerator is not available. The "
+      "following accelerator(s) is available and can be passed into `accelerator` argument of "
+      "`Trainer`: ['cpu']."], "no_gpu_or_driver"),
+    (["NotImplementedError: Unsloth: No NVIDIA GPU found? Unsloth currently only supports GPUs!"],
+     "no_gpu_or_driver"),
+    (['Unable to find cuda lib under the names ["cuda", "nvcuda"]. Please open GitHub issue.'],
+     "no_gpu_or_driver"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1450,6 +1494,7 @@ LATER_ROUNDS = [
     *TWENTIETH_ROUND,
     *TWENTY_FIRST_ROUND,
     *TWENTY_SECOND_ROUND,
+    *TWENTY_THIRD_ROUND,
 ]
 
 
@@ -1483,6 +1528,9 @@ LATER_ROUNDS = [
         # Open MPI's note on the help messages it folded
         ['[g0004:10079] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / '
          "error messages"],
+        # nccl-tests' result table header (two columns are named "error")
+        ["#       size         count    type   redop    root     time   algbw   busbw  error     "
+         "time   algbw   busbw  error"],
     ],
 )  # fmt: skip
 def test_backends_and_optimizations_a_run_does_without_are_noise(lines: list[str]) -> None:
