@@ -1474,6 +1474,43 @@ TWENTY_THIRD_ROUND = [
     (['Unable to find cuda lib under the names ["cuda", "nvcuda"]. Please open GitHub issue.'],
      "no_gpu_or_driver"),
 ]  # fmt: skip
+TWENTY_FOURTH_ROUND = [
+    (["ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient "],
+     "shm_exhausted"),
+    (["tritonclient.utils.InferenceServerException: Failed to increase the shared memory pool "
+      "size for key 'triton_python_backend_shm_region_2' to 67108864 bytes. If you are running "
+      "Triton inside docker, use '--shm-size' flag to control the shared memory region size. "
+      "Error: No space left on device"], "shm_exhausted"),
+    (["[    9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)",
+      "               NVRM: has the version 595.84, but this kernel module has"],
+     "driver_library_mismatch"),
+    (["The Compose file './docker-compose.yaml' is invalid because:",
+      "services.sd.deploy.resources.reservations value Additional properties are not allowed "
+      "('devices' was unexpected)"], "container_gpu_access"),
+    (['Error: setting up CDI devices: failed to inject devices: failed to stat CDI host device '
+      '"/dev/dri/renderD129": no such file or directory'], "container_gpu_access"),
+    (["Error: stat nvidia.com/gpu=0: no such file or directory"], "container_gpu_access"),
+    (["Error response from daemon: nvidia-container-cli: initialization error: WSL environment "
+      "detected but no adapters were found"], "no_gpu_or_driver"),
+    (["[hevc_nvenc @ 000001f2768adcc0] Driver does not support the required nvenc API version. "
+      "Required: 12.2 Found: 12.1"], "driver_too_old"),
+    (["22:45:40.550: error:   The minimum required Nvidia driver for nvenc is 471.41 or newer"],
+     "driver_too_old"),
+    (["CUDA error: Insufficient CUDA driver: 9020"], "driver_too_old"),
+    (["Driver does not support CUDA 5.5 API! Update your nVidia driver!"], "driver_too_old"),
+    (["[04/25/2024-15:52:54] [TRT] [E] 1: Unsupported SM: 0x601"], "arch_unsupported"),
+    (["Check failed: (cufftPlanMany(&plan, 1, &n, __null, 0, 0, __null, 0, 0, CUFFT_R2C, hw)) "
+      "== CUFFT_SUCCESS (2 vs. 0)"], "gpu_oom"),
+    (["ERROR: out of memory in /opt/relion/src/acc/acc_projector_impl.h at line 74 (error-code "
+      "2)"], "gpu_oom"),
+    (["[11/22/2024-13:40:47] [E] Error[1]: [defaultAllocator.cpp::allocate::31] Error Code 1: "
+      "Cuda Runtime (out of memory)",
+      "[11/22/2024-13:40:47] [E] Error[10]: IBuilder::buildSerializedNetwork: Error Code 10: "
+      "Internal Error (Could not find any implementation for node {ForeignNode[/1/Slice_4]}.)"],
+     "gpu_oom"),
+    (["seyun:17283:17549 [3] include/socket.h:371 WARN Connection closed by remote peer",
+      "seyun:17283:17549 [3] INFO transport/net_socket.cu:166 -> 2"], "nccl_error"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1495,6 +1532,7 @@ LATER_ROUNDS = [
     *TWENTY_FIRST_ROUND,
     *TWENTY_SECOND_ROUND,
     *TWENTY_THIRD_ROUND,
+    *TWENTY_FOURTH_ROUND,
 ]
 
 
@@ -1569,6 +1607,25 @@ def test_a_warning_that_is_no_failure_alone_needs_a_failure_after_it() -> None:
         "CUDA driver for PTX compilation; ptxas does not support CC 12.0"
     )
     assert verdict_of(xla, "step 1: loss 0.3") == ("unknown", None, ())
+
+
+def test_tensorrts_memory_errors_while_it_times_tactics_are_no_failure_alone() -> None:
+    """TensorRT's builder logs an allocation it could not make at error level and skips that
+    tactic; the build goes on. Its out-of-memory is the cause only where the build then fails."""
+    tactic = [
+        "[12/09/2022-20:25:24] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::145] Error "
+        "Code 2: OutOfMemory (no further information)",
+        "[12/09/2022-20:25:24] [TRT] [W] Requested amount of GPU memory (17179869184 bytes) could "
+        "not be allocated. There may not be enough free memory for allocation to succeed.",
+        "[12/09/2022-20:25:25] [TRT] [W] Skipping tactic 8 due to insufficient memory on requested "
+        "size of 17179869184 detected for tactic 0x000000000000003c.",
+    ]
+    assert verdict_of(*tactic, "[TRT] [I] Engine built in 92.1 s.") == ("unknown", None, ())
+    failed = (
+        "[11/22/2024-13:40:47] [E] Error[10]: IBuilder::buildSerializedNetwork: Error Code 10: "
+        "Internal Error (Could not find any implementation for node {ForeignNode[/1/Slice_4]}.)"
+    )
+    assert verdict_of(*tactic, failed)[:2] == ("gpu_oom", tactic[0])
 
 
 def test_a_warning_no_failure_alone_is_the_cause_of_its_consequence() -> None:
