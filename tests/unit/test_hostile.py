@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import ids, inputs, journal
+from harness import ids, inputs, journal, loader
 from harness.errors import ConfigError, HarnessError
 from harness.fs import append_summary, atomic_write, writable_dir
 from harness.loader import parse_yaml, read_yaml
@@ -278,3 +278,50 @@ def test_output_paths(tmp_path: Path) -> None:
     summary.write_bytes(b"\xff\xfe binary, no newline")
     append_summary(summary, "## report\n")
     assert summary.read_bytes() == b"\xff\xfe binary, no newline\n## report\n"
+
+
+def _both_parsers(text: str) -> tuple[object, object]:
+    """What libyaml's parser (the fast path) and PyYAML's pure-Python one make of `text`: a Doc,
+    or the error message."""
+    out: list[object] = []
+    for fast in (loader._FAST, None):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(loader, "_FAST", fast)
+            try:
+                out.append(parse_yaml(text, "m.yaml"))
+            except ConfigError as exc:
+                out.append(f"{exc.where}: {exc}")
+    return out[0], out[1]
+
+
+def test_every_shipped_yaml_file_reads_alike_on_libyaml() -> None:
+    assert loader._FAST is not None, "PyYAML without libyaml: every command parses 10x slower"
+    files = [p for p in ROOT.rglob("*.y*ml") if ".git" not in p.parts and ".nox" not in p.parts]
+    assert len(files) > 40
+    taken = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        fast, slow = _both_parsers(text)
+        assert fast == slow, path
+        taken += isinstance(fast, loader.Doc)
+    assert taken > 40  # not every file fell back to PyYAML's parser
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: " + "[" * 62 + "1" + "]" * 62,  # 63 collections and the scalar: 64 levels
+        "a: " + "[" * 63 + "1" + "]" * 63,  # 65 levels: refused by both
+        "a: " + "[" * 63 + "]" * 63,
+        "a: [1,\t2]\n",  # libyaml takes a tab here, PyYAML does not: PyYAML decides
+        "a: &x [1]\nb: *x\nc: {d: *x}\n",
+        "a: 1\na: 2\n",
+        "<<: {a: 1}\n",
+        "",
+        "--- 1\n--- 2\n",
+        "a: 'unclosed\n",
+    ],
+)
+def test_libyaml_and_pyyaml_agree_at_the_edges(text: str) -> None:
+    fast, slow = _both_parsers(text)
+    assert fast == slow
