@@ -1511,6 +1511,105 @@ TWENTY_FOURTH_ROUND = [
     (["seyun:17283:17549 [3] include/socket.h:371 WARN Connection closed by remote peer",
       "seyun:17283:17549 [3] INFO transport/net_socket.cu:166 -> 2"], "nccl_error"),
 ]  # fmt: skip
+TWENTY_FIFTH_ROUND = [
+    (["[2023-04-21 19:17:31] Error: NCCL error 2 'unhandled system error' - "
+      "/marian/src/training/communicator_nccl.h:43: ncclGroupEnd()"], "nccl_error"),
+    (["OSError: (External)  Nccl error, unhandled cuda error  (at "
+      "/paddle/paddle/fluid/platform/collective_helper.cc:100)"], "nccl_error"),
+    (['Driver Failure: Failed to create container configuration for image '
+      '"nvidia/cuda:12.0.0-base-ubuntu20.04" ("sha256:612aabcfe238"): requested docker runtime',
+      '"nvidia" was not found'], "container_gpu_access"),
+    (["MemoryError: std::bad_alloc: RMM failure at:/env/include/rmm/mr/device/"
+      "pool_memory_resource.hpp:182: Maximum pool size exceeded"], "gpu_oom"),
+    (["2022-09-21 17:26:50,238 - distributed.worker - WARNING - RMM allocation of 2.73 GiB "
+      "failed, spill-on-demand couldn't find any device memory to spill:"], "gpu_oom"),
+    (["21:39:09 ERROR    Uncaught exception: Could not allocate memory: E:\\ngp\\dependencies\\"
+      "tiny-cuda-nn\\include\\tiny-cuda-nn/gpu_memory.h:109 cudaMalloc(&rawptr, "
+      "n_bytes+DEBUG_GUARD_SIZE*2) failed with error out of memory"], "gpu_oom"),
+    (["LowLevelFatalError [File:Unknown] [Line: 279]",
+      "Out of Device Memory, Requested=24000.00Kb MemTypeIndex=7"], "gpu_oom"),
+    (["Runtime Error: CUDA error: device side assert triggered"], "illegal_memory_access"),
+    (["Process finished with exit code 139 (interrupted by signal 11: SIGSEGV)"],
+     "native_crash"),
+    (["Warp CUDA error: Could not open libcuda.so.",
+      "Warp CUDA error: Function cuDriverGetVersion_f: a suitable driver entry point was not "
+      "found"], "no_gpu_or_driver"),
+    (["\u2502    could not load library \"libcuda\"",
+      "\u2502    dlopen(libcuda.dylib, 1): image not found"], "no_gpu_or_driver"),
+    (["    The CUDA driver could not be loaded. The library name used was 'nvcuda.dll'. The "
+      "error was:"], "no_gpu_or_driver"),
+    (["RuntimeError: Cuda error: 209[cudaLaunchKernel(func, gridSize, blockSize, args, 0, "
+      "stream);]"], "arch_unsupported"),
+    (["RuntimeError: Error while calling cudaMalloc(&data, new_size*sizeof(float)) in file",
+      "/dlib/cuda/gpu_data.cpp:218. code: 2, reason: out of memory"], "gpu_oom"),
+]  # fmt: skip
+TWENTY_SIXTH_ROUND = [
+    (["ImportError: libcudss.so.0: cannot open shared object file: No such file or directory"],
+     "cuda_runtime_missing"),
+    (["ERROR 04-23 19:30:01 pynccl.py:53] Failed to load NCCL library from libnccl.so.2 .It is "
+      "expected if you are not running on NVIDIA/AMD GPUs.Otherwise please set the environment "
+      "variable VLLM_NCCL_SO_PATH to point to the correct nccl library path."],
+     "cuda_runtime_missing"),
+    (["RuntimeError: --cpp_ext was requested, but nvcc was not found.  Are you sure your "
+      "environment has nvcc available?"], "cuda_runtime_missing"),
+    (["I c:\\tf_jenkins\\home\\workspace\\tensorflow\\stream_executor\\dso_loader.cc:119] "
+      "Couldn't open CUDA library cudnn64_5.dll"], "cudnn_missing"),
+    (["I tensorflow/stream_executor/dso_loader.cc:99] Couldn't open CUDA library libcudart.so.8.0. "
+      "LD_LIBRARY_PATH: "], "cuda_runtime_missing"),
+    (["ImportError: Could not find 'nvcuda.dll'. TensorFlow requires that this DLL be installed in "
+      "a directory that is named in your %PATH% environment variable."], "no_gpu_or_driver"),
+    (["NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that "
+      "the NVIDIA Display Driver is properly installed and present in your system."],
+     "no_gpu_or_driver"),
+    (["  Error:   \u00d7 Cannot install environment 'default'",
+      "    \u2570\u2500\u25b6 Virtual package '__cuda' does not match any of the available virtual "
+      "packages on your machine: [__glibc=2.39=0, __unix=0=0]"], "no_gpu_or_driver"),
+    (["RuntimeError: Unknown backend gpu"], "no_gpu_or_driver"),
+    (["RuntimeError: Unknown backend: 'gpu' requested, but no platforms that are instances of "
+      "gpu are present. Platforms present are: cpu"], "no_gpu_or_driver"),
+    (["pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [0]",
+      " But your machine only has: []"], "no_gpu_or_driver"),
+    (["MisconfigurationException('You requested gpu: [0, 1, 2, 3, 4, 5, 6, 7]\\n But your "
+      "machine only has: [0]"], "invalid_device_ordinal"),
+    (["ERRO[0000] failed to generate CDI spec: failed to create edits common for entities: "
+      "failed to get libraries for driver version: failed to locate libcuda.so"],
+     "container_gpu_access"),
+    (["OSError: [WinError 1455] The paging file is too small for this operation to complete",
+      'Error loading "E:\\env\\lib\\site-packages\\torch\\lib\\cudnn_cnn_train64_8.dll" or one '
+      "of its dependencies."], "host_oom"),
+    (["RuntimeError: [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't "
+      "allocate memory: you tried to allocate 2359296 bytes. Error code 12 (Cannot allocate "
+      "memory)"], "host_oom"),
+    (["[441280.839852] Out of memory: Killed process 698405 (python) total-vm:49978204kB, "
+      "anon-rss:12918388kB"], "host_oom"),
+    (["Out of memory: Kill process 7248 (python3) score 266 or sacrifice child"], "host_oom"),
+    (["      Reason:       OOMKilled"], "host_oom"),
+]  # fmt: skip
+TWENTY_SEVENTH_ROUND = [
+    (["Predicting DataLoader 0:   0%|   | 0/1 [00:00<?, ?it/s]| WARNING: ran out of memory, "
+      "skipping batch"], "gpu_oom"),
+    (["CudaCustomAllocator out of memory", " [requestedSpace:             148560384 B]"],
+     "gpu_oom"),
+    (["terminate called after throwing an instance of 'thrust::system::system_error'",
+      "  what():  parallel_for failed: out of memory"], "gpu_oom"),
+    (["CUDA error: build/xgboost/plugin/updater_gpu/src/device_helpers.cuh(386): out of memory"],
+     "gpu_oom"),
+    (["ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. "
+      "Your Tesla T4 GPU has compute capability 7.5."], "arch_unsupported"),
+    (["RuntimeError: torch._scaled_mm is only supported on CUDA devices with compute capability "
+      ">= 9.0 or 8.9, or ROCm MI300+"], "arch_unsupported"),
+    (["CMake Error at mindspore/ccsrc/CMakeLists.txt:40 (message):",
+      "  Failed to find cudnn library file, please set environment variable"], "cudnn_missing"),
+    (["  what():  Error: CPU can't allocate memory. Tried to allocate 1490116.1 GB"],
+     "host_oom"),
+    (["RuntimeError: Runtime error: unhandled system error",
+      "        ncclGroupEnd() at ResourceManagerCore(/hugectr/HugeCTR/src/resource_managers/"
+      "resource_manager_core.cpp:176)"], "nccl_error"),
+    (["0:00:00.018838900  4136    2063fd649d0 WARN              cudaloader gstcudaloader.c:169:"
+      "gst_cuda_load_library: Could not open library nvcuda.dll, 'nvcuda.dll': The specified "
+      "module could not be found."], "no_gpu_or_driver"),
+    (["[hevc_nvenc @ 0x55ca461fa380] Cannot load libnvidia-encode.so.1"], "container_gpu_access"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1533,6 +1632,9 @@ LATER_ROUNDS = [
     *TWENTY_SECOND_ROUND,
     *TWENTY_THIRD_ROUND,
     *TWENTY_FOURTH_ROUND,
+    *TWENTY_FIFTH_ROUND,
+    *TWENTY_SIXTH_ROUND,
+    *TWENTY_SEVENTH_ROUND,
 ]
 
 
@@ -1569,6 +1671,11 @@ LATER_ROUNDS = [
         # nccl-tests' result table header (two columns are named "error")
         ["#       size         count    type   redop    root     time   algbw   busbw  error     "
          "time   algbw   busbw  error"],
+        # HandBrake probing for NVENC's library at start (no encoder asked for it)
+        ["Cannot load libnvidia-encode.so.1", "[08:14:27] hb_init: starting libhb thread"],
+        # GPT4All's bindings trying their CUDA backends before a run on the CPU
+        ["Failed to load libllamamodel-mainline-cuda.so: dlopen: libcuda.so.1: cannot open "
+         "shared object file: No such file or directory"],
     ],
 )  # fmt: skip
 def test_backends_and_optimizations_a_run_does_without_are_noise(lines: list[str]) -> None:
@@ -1763,3 +1870,18 @@ def test_a_traceback_split_by_a_block_boundary_still_ends_in_its_exception_line(
         signatures.BLOCK = old
     assert (got.signature, got.decisive_line) == ("unknown", "mylib.StatusNotPermitted")
     assert got.line_no == len(head) + len(frames) + 1
+
+
+def test_a_prebuilt_extension_without_nvcc_and_a_containers_oom_flag_are_no_failure() -> None:
+    """The CUDA extensions' setup.py only warns without nvcc (a prebuilt wheel needs none): the
+    cause where the install then fails, nothing where it goes on. `docker inspect` prints
+    "OOMKilled": false for every container: a JSON key, not a container killed."""
+    warn = (
+        "setup.py:119: UserWarning: mamba_ssm was requested, but nvcc was not found.  Are you sure "
+        "your environment has nvcc available?"
+    )
+    assert verdict_of(warn, "Successfully installed mamba-ssm-2.2.2") == ("unknown", None, ())
+    got = verdict_of(warn, "NameError: name 'bare_metal_version' is not defined")
+    assert got[0] == "cuda_runtime_missing" and got[1] == " ".join(warn.split())
+    assert verdict_of('            "OOMKilled": false,', "Epoch 1/2")[0] == "unknown"
+    assert verdict_of('            "OOMKilled": true,')[0] == "host_oom"
