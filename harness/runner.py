@@ -246,7 +246,11 @@ def observe(run: ProbeRun, catalog: Catalog) -> tuple[Status, Observed]:
             signal=run.signal,
         )
     verdict = classify(
-        log_text(run), catalog, signal=run.signal, timed_out=status is Status.TIMEOUT
+        log_text(run),
+        catalog,
+        signal=run.signal,
+        timed_out=status is Status.TIMEOUT,
+        oom_killed=done.oom_killed,
     )
     return status, Observed(
         outcome=Outcome.FAIL,

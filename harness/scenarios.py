@@ -18,7 +18,7 @@ SIGNATURE_IDS = frozenset(
         "cudnn_missing", "cudnn_version_mismatch", "cudnn_init_failure", "cuda_runtime_missing",
         "driver_too_old", "no_gpu_or_driver", "stub_driver", "arch_unsupported",
         "undefined_symbol", "gpu_oom", "numpy_abi", "nccl_error", "container_gpu_access",
-        "corrupt_library", "illegal_memory_access", "timeout", "unknown",
+        "corrupt_library", "illegal_memory_access", "host_oom", "timeout", "unknown",
     }
 )  # fmt: skip
 

@@ -29,6 +29,7 @@ from harness.schema import validate
 
 UNKNOWN = "unknown"
 TIMEOUT = "timeout"
+HOST_OOM = "host_oom"  # what an engine's OOM kill is, where the catalog has it
 BLOCK = 4 << 20  # bytes per scan block
 MAX_LINE = 2000  # longer lines are cut before matching (a binary blob, a huge JSON line)
 WINDOW = MAX_LINE // 2  # a longer line is matched in a window around each needle found in it
@@ -63,10 +64,12 @@ _QUOTES: tuple[tuple[bytes, bytes], ...] = (
     ("\u2018".encode(), b"'"), ("\u2019".encode(), b"'"),
     ("\u201c".encode(), b'"'), ("\u201d".encode(), b'"'),
 )  # fmt: skip
-# An info or warning line of absl/glog/TF ("W0000 00:00:...", "2024-.. W tensorflow/...").
+# An info or warning line of absl/glog/TF ("W0000 00:00:...", "2024-.. W tensorflow/..."), or
+# ONNX Runtime's ("2023-05-25 13:45:37.14 [W:onnxruntime:Default, file.cc:1671 Fn] ...": its
+# severities V, I, W, E, F; onnxruntime/core/common/logging/sinks/ostream_sink.cc).
 _SOFT = re.compile(
     r"^\s*(?:\d{4}-\d\d-\d\d[ T][\d:.,]+Z?:?\s*)?(?:\[\d+\]\s*)?"
-    r"[IW](?:\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]| \S+:\d+\])"
+    r"(?:[IW](?:\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]| \S+:\d+\])|\[[VIW]:onnxruntime:)"
 )
 # ... or a line whose log level, written before any error word of it, is info or debug, and
 # whose message does not start with one: Python's logging ("INFO:root:", "2024-01-04
@@ -712,19 +715,24 @@ def classify_chunks(
     *,
     signal: int | None = None,
     timed_out: bool = False,
+    oom_killed: bool = False,
 ) -> Verdict:
     """The verdict on a log given as byte chunks (a file read in pieces).
 
     A signature seen only in warning lines (TF/absl I or W level, "Warning") is the cause only
     when nothing failed after it: a later error no signature names makes the verdict `unknown`,
-    with the warned signature as secondary (a "driver too old" warning before a KeyError)."""
+    with the warned signature as secondary (a "driver too old" warning before a KeyError).
+    `oom_killed`: the engine says the kernel killed the run for memory (Docker's
+    State.OOMKilled): that is the cause, whatever the log printed before it."""
     scan = _Scan(_compiled(catalog))
     for data, nxt in _blocks(chunks):
         scan.block(data, nxt)
-    return _verdict(scan, catalog, signal=signal, timed_out=timed_out)
+    return _verdict(scan, catalog, signal=signal, timed_out=timed_out, oom_killed=oom_killed)
 
 
-def _verdict(scan: _Scan, catalog: Catalog, *, signal: int | None, timed_out: bool) -> Verdict:
+def _verdict(
+    scan: _Scan, catalog: Catalog, *, signal: int | None, timed_out: bool, oom_killed: bool
+) -> Verdict:
     """The verdict of a finished scan (classify_chunks)."""
 
     def rank(hits: dict[str, tuple[int, str]]) -> list[str]:
@@ -754,6 +762,10 @@ def _verdict(scan: _Scan, catalog: Catalog, *, signal: int | None, timed_out: bo
         return Verdict(
             signature=TIMEOUT, decisive_line=text, line_no=None, secondary=(*strong, *soft)
         )
+    if oom_killed and any(s.id == HOST_OOM for s in catalog.signatures):
+        text = "killed for memory: the run reached its memory limit (the engine's OOMKilled)"
+        others = tuple(s for s in (*strong, *soft) if s != HOST_OOM)
+        return Verdict(signature=HOST_OOM, decisive_line=text, line_no=None, secondary=others)
     by_signal = next((s for s in catalog.signatures if signal in s.signals), None)
     if strong and by_signal is not None and by_signal.priority > catalog.get(strong[0]).priority:
         # The process died of a signal the catalog names: that death is evidence too, and it
@@ -796,9 +808,16 @@ def _by_signal(sig: Signature, signal: int | None, secondary: tuple[str, ...]) -
 
 
 def classify(
-    text: str, catalog: Catalog, *, signal: int | None = None, timed_out: bool = False
+    text: str,
+    catalog: Catalog,
+    *,
+    signal: int | None = None,
+    timed_out: bool = False,
+    oom_killed: bool = False,
 ) -> Verdict:
-    return classify_chunks([text.encode()], catalog, signal=signal, timed_out=timed_out)
+    return classify_chunks(
+        [text.encode()], catalog, signal=signal, timed_out=timed_out, oom_killed=oom_killed
+    )
 
 
 _CACHE: dict[int, tuple[Catalog, _Compiled]] = {}

@@ -19,9 +19,12 @@ faults never touch an installation:
   have is nothing to do. No operation ever acts on a path outside a copy or an overlay.
 
 Unlike Docker: no network or pids isolation, the probe runs as the caller, and the memory limit
-is an address-space rlimit (`ulimit -v`), not a cgroup: it counts mapped, not resident, memory,
-so a CUDA context (which reserves a lot of address space) fails to start under a limit that a
-container would allow, and a run over it sees allocation errors instead of the OOM killer.
+is the data rlimit (`ulimit -d`, RLIMIT_DATA), not a cgroup: since Linux 4.7 it counts private
+writable mappings (the heap, anonymous memory), not the libraries' mapped code or address space
+reserved without access, so a framework's import and a CUDA context's reservations fit under a
+limit a container would allow (an address-space limit, `ulimit -v`, breaks both: "libtorch_cpu.so:
+failed to map segment from shared object" under 2 GiB). A run over it sees its allocator fail,
+in the framework's words, instead of the OOM killer.
 
 The pure part (container paths, where each operation acts, the run's script) is in
 harness.backends.local_script; venvs and interpreters apart from the backend instance (a venv's

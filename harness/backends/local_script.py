@@ -232,8 +232,8 @@ def run_script(
     if ops_file is not None:
         lines.append(f"{q(helper)} -I -S {q(str(FILEOPS))} {q(str(ops_file))} {failed}")
     lines.append(f"cd {q(str(home))}")
-    if spec.memory_limit is not None:  # address space, see the module doc of local
-        lines.append(f"ulimit -v {max(1, spec.memory_limit // 1024)}")
+    if spec.memory_limit is not None:  # the data rlimit, see the module doc of local
+        lines.append(f"ulimit -d {max(1, spec.memory_limit // 1024)}")
     unset, values = probe_env(spec, table, env, base)
     words = [f"-u {q(n)}" for n in unset] + [q(f"{k}={v}") for k, v in sorted(values.items())]
     words += [q(translate(a, table)) for a in argv]

@@ -372,7 +372,40 @@ def oom_factor():
     return float(value) if value else None
 
 
+def memory_limit():
+    """The memory this process may use: its cgroup's limit (v2, then v1) or, without one, its
+    data rlimit (the local backend's limit); None when neither is set."""
+    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(path) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        if text.isdigit() and int(text) < 1 << 50:  # v1 says "no limit" with a huge number
+            return int(text)
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_DATA)[0]
+    return soft if soft != resource.RLIM_INFINITY else None
+
+
+def host_oom_size():
+    """STACKMATRIX_PROBE_HOST_OOM=F: the memory stage first fills F times the process's memory
+    limit on the host, with or without a GPU (the host-memory-limit scenario); without a limit
+    it is skipped rather than fill the machine. Unset: None."""
+    value = os.environ.get("STACKMATRIX_PROBE_HOST_OOM")
+    if not value:
+        return None
+    limit = memory_limit()
+    if limit is None:
+        raise Skip("no memory limit to exceed (STACKMATRIX_PROBE_HOST_OOM needs one)")
+    return int(limit * float(value))
+
+
 def torch_memory(ctx):
+    size = host_oom_size()
+    if size is not None:  # every byte written, so the pages are really taken (not overcommit)
+        ctx["torch"].ones(size, dtype=ctx["torch"].uint8)
     torch = torch_need_device(ctx)
     factor = oom_factor()
     if factor is not None:
@@ -515,6 +548,11 @@ def tf_save_load(ctx):
 
 
 def tf_memory(ctx):
+    size = host_oom_size()
+    if size is not None:
+        tf = ctx["tf"]
+        with tf.device("/CPU:0"):
+            tf.ones([size], dtype=tf.uint8).numpy()
     tf = tf_need_device(ctx)
     factor = oom_factor()
     if factor is not None:

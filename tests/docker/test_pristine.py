@@ -5,7 +5,7 @@ cloud image has them) and `docker import`ed; the test first shows it is pristine
 ensurepip, PEP 668's EXTERNALLY-MANAGED). A copy of this checkout is mounted at its own path,
 with the host engine's socket, and the fenced commands of README's "The two commands" run in it
 one after the other: the main job on the committed journal (a fresh clone: every cell a cache
-hit, the report COMPLETE, 0 of 57 ran here), then the tests session on one small test file
+hit, the report COMPLETE, 0 of 60 ran here), then the tests session on one small test file
 (`-- tests/unit/test_cli_reference.py`), so the session is proven without running the whole
 suite in a container. The full job's cold run is measured in bench/, not here.
 
@@ -156,9 +156,9 @@ def test_readme_commands_on_a_pristine_system(
         (tmp_path / f"{system}.log").write_text(out, encoding="utf-8")
         assert out.endswith("[exit 0]"), out[-6000:]
         head, _, rest = out.partition("MAIN-DONE")
-        assert "COMPLETE: 57 of 57 cells have results" in head, head[-4000:]
-        assert re.search(r"^0 of 57 ran here; 57 from the journal", head, re.M), head[-4000:]
-        assert re.search(r"^57 cells: 0 run, 57 cache hits, 0 drift", head, re.M), head[-4000:]
+        assert "COMPLETE: 60 of 60 cells have results" in head, head[-4000:]
+        assert re.search(r"^0 of 60 ran here; 60 from the journal", head, re.M), head[-4000:]
+        assert re.search(r"^60 cells: 0 run, 60 cache hits, 0 drift", head, re.M), head[-4000:]
         assert re.search(r"\b\d+ passed\b", rest) and " failed" not in rest, rest[-4000:]
     finally:
         engine.client.images.remove(image, force=True)

@@ -110,6 +110,12 @@ def test_smoke_matrix_runs_resumes_and_is_a_cache_hit(
         by_cell["tensorflow-2.21.0_cu12.5_cudnn9.3_py3.11_offline/baseline@535.261.03"]["status"]
         == "passed"
     )  # the CUDA 12.9 runtime passes the 535 (CUDA 12.2) driver's gate
+    # A real OOM kill: the container's 2 GiB cgroup limit, filled by the probe's memory stage;
+    # the engine's OOMKilled decides it (the log has no line of it)
+    for fw in ("torch-2.15.0_cu13.2_cudnn9.26", "tensorflow-2.21.0_cu12.5_cudnn9.3"):
+        oom = by_cell[f"{fw}_py3.11_offline/host-memory-limit"]["observed"]
+        assert (oom["signature"], oom["stage"], oom["exit_code"]) == ("host_oom", "memory", 137)
+        assert "OOMKilled" in oom["decisive_line"]
     stubs = [r for c, r in by_cell.items() if c.endswith("@stub") and "cudnn9.13" not in c]
     assert stubs and all(r["observed"]["signature"] == "stub_driver" for r in stubs)
 

@@ -42,7 +42,7 @@ print(json.dumps({
     "typed": read("py.typed"),
     "env": {k: os.environ.get(k) for k in ("MS_SET", "STACKMATRIX_TEST_UNSET",
             "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "HOME")},
-    "rlimit_as": resource.getrlimit(resource.RLIMIT_AS)[0],
+    "rlimit_data": resource.getrlimit(resource.RLIMIT_DATA)[0],
     "preloaded": [ln.split()[-1] for ln in open("/proc/self/maps") if "preload-me" in ln][:1],
 }))
 """
@@ -124,7 +124,7 @@ def assert_every_fault_took_effect(seen: Any, mounts: tuple[Mount, ...], venv: s
     assert seen["env"]["MS_SET"] == f"{venv}/set"
     assert seen["env"]["STACKMATRIX_TEST_UNSET"] is None
     assert seen["env"]["CUDA_VISIBLE_DEVICES"] == ""
-    assert seen["rlimit_as"] == 8 << 30
+    assert seen["rlimit_data"] == 8 << 30
 
 
 # ---------------------------------------------------------------- a venv built from a lock
@@ -159,7 +159,7 @@ def test_without_file_faults_the_venv_runs_as_it_is(
     assert seen["python"] == f"{tiny_venv}/bin/python"
     assert seen["init_size"] > 100 and seen["env"]["MS_SET"] == "x"
     assert seen["env"]["STACKMATRIX_TEST_UNSET"] == "1"
-    assert seen["rlimit_as"] == -1  # RLIM_INFINITY
+    assert seen["rlimit_data"] == -1  # RLIM_INFINITY
     assert seen["env"]["HOME"].startswith(f"{backend.root}/runs/run-")
 
 

@@ -160,7 +160,7 @@ def test_the_script_applies_the_steps_then_runs_the_probe_with_host_paths() -> N
     assert lines[2].startswith("/usr/bin/python3 -I -S ") and "/c/run/ops.json" in lines[2]
     assert lines[3:] == [
         "cd /c/run/home",
-        "ulimit -v 1048576",
+        "ulimit -d 1048576",
         "exec env -u B LD_PRELOAD=/h/b.so PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1"
         " VIRTUAL_ENV=/c/run/venv /c/run/venv/bin/python /h/probes/stageprobe.py torch",
     ]

@@ -8,6 +8,8 @@ import dataclasses
 import errno
 import io
 import json
+import subprocess
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -565,3 +567,37 @@ def test_the_probe_fails_a_run_planned_for_a_gpu_that_finds_none_in_the_runtimes
     with pytest.raises(RuntimeError, match=r"^libcuda\.so\.1: cannot open"):
         stageprobe.no_device(driverless, want=True)
     assert stageprobe.main(["stageprobe.py", "torch", "--gpus"]) == 2
+
+
+def test_the_probe_fills_twice_the_limit_it_sees_and_never_a_machine_without_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """STACKMATRIX_PROBE_HOST_OOM (scenario host-memory-limit): F times the process's limit
+    (its cgroup's, else its data rlimit); with no limit at all the stage is skipped."""
+    import resource
+
+    from harness.probes import stageprobe
+
+    monkeypatch.delenv("STACKMATRIX_PROBE_HOST_OOM", raising=False)
+    assert stageprobe.host_oom_size() is None
+    monkeypatch.setenv("STACKMATRIX_PROBE_HOST_OOM", "2")
+    monkeypatch.setattr(stageprobe, "memory_limit", lambda: 1 << 30)
+    assert stageprobe.host_oom_size() == 2 << 30
+    monkeypatch.setattr(stageprobe, "memory_limit", lambda: None)
+    with pytest.raises(stageprobe.Skip, match="no memory limit"):
+        stageprobe.host_oom_size()
+    # the data rlimit is what the local backend sets (`ulimit -d`), read where no cgroup limits
+    # the process (a cgroup's limit, where one is set, comes first)
+    monkeypatch.undo()
+    limit = 3 << 30
+    code = "from harness.probes import stageprobe; print(stageprobe.memory_limit())"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_DATA, (limit, limit)),
+    ).stdout.strip()  # fmt: skip
+    cgroup = [
+        int(t)
+        for f in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+        if Path(f).is_file() and (t := Path(f).read_text().strip()).isdigit() and int(t) < 1 << 50
+    ]
+    assert out == str(cgroup[0] if cgroup else limit)

@@ -241,6 +241,40 @@ def test_a_timeout_is_timeout_whatever_the_log_says() -> None:
     assert v.signature == "timeout" and v.secondary == ("cudnn_version_mismatch",)
 
 
+def test_an_engine_oom_kill_is_host_oom_whatever_the_log_says() -> None:
+    """Docker's State.OOMKilled (the kernel ended the container at its memory limit): the
+    cause, with what the log said before as secondary; a catalog without host_oom falls back
+    to the signal."""
+    cuinit = "E cuda_platform.cc:52] failed call to cuInit: UNKNOWN ERROR (303)\n"
+    v = classify(cuinit + MISMATCH + "\n", CATALOG, signal=9, oom_killed=True)
+    assert v.signature == "host_oom" and "OOMKilled" in (v.decisive_line or "")
+    assert v.secondary == ("cudnn_version_mismatch", "no_gpu_or_driver")
+    assert classify("", CATALOG, signal=9, oom_killed=True).signature == "host_oom"
+    assert classify("", CATALOG, signal=9).signature == "unknown"  # a SIGKILL alone says no more
+    bare = dataclasses.replace(
+        CATALOG, signatures=tuple(s for s in CATALOG.signatures if s.id != "host_oom")
+    )
+    assert classify(MISMATCH, bare, signal=9, oom_killed=True).signature == "cudnn_version_mismatch"
+
+
+@pytest.mark.parametrize(
+    ("line", "signature"),
+    [
+        ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: {{function_node "
+         "__wrapped__Fill_device_/job:localhost/replica:0/task:0/device:CPU:0}} OOM when "
+         "allocating tensor with shape[4294967296] and type uint8 on /job:localhost/replica:0/"
+         "task:0/device:CPU:0 by allocator cpu [Op:Fill] name: ", "host_oom"),
+        ("ResourceExhaustedError: OOM when allocating tensor with shape[64,3,224,224] and type "
+         "float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator mklcpu", "host_oom"),
+        ("ResourceExhaustedError: OOM when allocating tensor with shape[64,3,224,224] and type "
+         "float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+         "gpu_oom"),
+    ],
+)  # fmt: skip
+def test_tensorflow_names_the_allocator_that_ran_out(line: str, signature: str) -> None:
+    assert classify(line + "\n", CATALOG).signature == signature
+
+
 def test_unknown_failures_cluster_by_fingerprint() -> None:
     a = classify("ValueError: bad shape (3, 4) at 0x7f12ab in /a/b.py:12\n", CATALOG)
     b = classify("x\nValueError: bad shape (5, 6) at 0x7f99cd in /c/d.py:99\n", CATALOG)
@@ -1610,6 +1644,48 @@ TWENTY_SEVENTH_ROUND = [
       "module could not be found."], "no_gpu_or_driver"),
     (["[hevc_nvenc @ 0x55ca461fa380] Cannot load libnvidia-encode.so.1"], "container_gpu_access"),
 ]  # fmt: skip
+TWENTY_EIGHTH_ROUND = [
+    # Windows words error 1455 in its own language: the code decides
+    (["OSError: [WinError 1455] \u9875\u9762\u6587\u4ef6\u592a\u5c0f\uff0c\u65e0\u6cd5\u5b8c\u6210"
+      "\u64cd\u4f5c\u3002 Error loading \"D:\\Anaconda3\\lib\\site-packages\\torch\\lib\\"
+      "cudnn_cnn_infer64_8.dll\" or one of its dependencies."], "host_oom"),
+    (["/var/spool/slurmd/job00191/slurm_script: line 28:  8156 Killed                  python3 "
+      "main.py",
+      "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup. Some of your "
+      "processes may have been killed by the cgroup out-of-memory handler."], "host_oom"),
+    (["slurmstepd: error: Detected 2 oom_kill events in StepId=7.0. Some of your processes may "
+      "have been killed by the cgroup out-of-memory handler."], "host_oom"),
+    (["[2023-11-13 16:59:55,650] [ERROR] [launch.py:320:sigkill_handler] ['/opt/conda/bin/"
+      "python', '-u', 'train.py', '--local_rank=1'] exits with return code = -9"], "host_oom"),
+    (["subprocess.CalledProcessError: Command '['/usr/bin/python3', '-m', 'autotrain.trainers."
+      "clm']' died with <Signals.SIGKILL: 9>."], "host_oom"),
+    (["  exitcode  : -9 (pid: 12345)", "  error_file: <N/A>",
+      "  traceback : Signal 9 (SIGKILL) received by PID 12345"], "host_oom"),
+    (["nvmlInit_v2 err: 18",
+      'time=2024-02-14T22:41:55.630Z level=INFO source=gpu.go:300 msg="Unable to load CUDA '
+      'management library /nix/store/x/lib/libnvidia-ml.so.545.29.06: nvml vram init failure: '
+      '18"'], "driver_library_mismatch"),
+    (['time=2024-02-14T22:41:55.630Z level=INFO source=gpu.go:300 msg="Unable to load CUDA '
+      'management library /usr/lib/libnvidia-ml.so.1: nvml vram init failure: 9"'],
+     "no_gpu_or_driver"),
+    (["Error: crun: executable file `nvidia-smi` not found in $PATH: No such file or directory: "
+      "OCI runtime attempted to invoke a command that was not found"], "container_gpu_access"),
+    (["dgl._ffi.base.DGLError: [14:00:04] /opt/dgl/src/runtime/c_runtime_api.cc:82: Check "
+      "failed: allow_missing: Device API cuda is not enabled. Please install the cuda version "
+      "of dgl."], "no_gpu_or_driver"),
+    (["WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:",
+      "    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cpu)",
+      "    Python  3.10.11 (you have 3.10.6)"], "no_gpu_or_driver"),
+    (["I tensorflow/core/common_runtime/gpu/gpu_device.cc:611] Ignoring gpu device (device: 0, "
+      "name: GRID K520, pci bus id: 0000:00:03.0) with Cuda compute capability 3.0. The minimum "
+      "required Cuda capability is 3.5."], "arch_unsupported"),
+    (["RuntimeError: Library libcublas.so.12 is not found"], "cuda_runtime_missing"),
+    (["2023-02-23 22:37:08.403079: F external/org_tensorflow/tensorflow/compiler/xla/service/"
+      "gpu/nvptx_compiler.cc:454] ptxas returned an error during compilation of ptx to sass: "
+      "'INTERNAL: Failed to launch ptxas'  If the error message indicates that a file could "
+      "not be written, please verify that sufficient filesystem space is provided."],
+     "cuda_runtime_missing"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1635,6 +1711,7 @@ LATER_ROUNDS = [
     *TWENTY_FIFTH_ROUND,
     *TWENTY_SIXTH_ROUND,
     *TWENTY_SEVENTH_ROUND,
+    *TWENTY_EIGHTH_ROUND,
 ]
 
 
@@ -1673,6 +1750,9 @@ LATER_ROUNDS = [
          "time   algbw   busbw  error"],
         # HandBrake probing for NVENC's library at start (no encoder asked for it)
         ["Cannot load libnvidia-encode.so.1", "[08:14:27] hb_init: starting libhb thread"],
+        # ONNX Runtime's own warning level ("[W:onnxruntime:..."), a provider it goes on without
+        ["2023-05-25 13:45:37.1493312 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:1671 "
+         "onnxruntime::python::CreateInferencePybindStateModule] Init provider bridge failed."],
         # GPT4All's bindings trying their CUDA backends before a run on the CPU
         ["Failed to load libllamamodel-mainline-cuda.so: dlopen: libcuda.so.1: cannot open "
          "shared object file: No such file or directory"],
