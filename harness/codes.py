@@ -21,6 +21,7 @@ from typing import Any
 from harness.model import Pattern
 
 CODE = r"(?P<code>\d+)"
+HEX_CODE = r"0x(?P<hexcode>[0-9a-fA-F]+)"  # a code printed with %x ("0x2", "0x64")
 # Runtime numbers before CUDA 10.1 apply where today's number means nothing for the stack.
 _FALLBACK = {"runtime": "runtime_legacy"}
 
@@ -88,7 +89,8 @@ def name_patterns(table: Iterable[ErrorRow]) -> tuple[tuple[Pattern, str], ...]:
 def wrapper_patterns(
     wrappers: Iterable[tuple[str, Pattern]], table: Iterable[ErrorRow]
 ) -> tuple[tuple[Pattern, str], ...]:
-    """Each wrapper (api, pattern holding `(?P<code>\\d+)`) expanded into one pattern per code."""
+    """Each wrapper (api, pattern holding `(?P<code>\\d+)`, or `0x(?P<hexcode>[0-9a-fA-F]+)` for a
+    code printed in hexadecimal) expanded into one pattern per signature."""
     rows = tuple(table)
     out = []
     for api, p in wrappers:
@@ -100,5 +102,7 @@ def wrapper_patterns(
         for sig, nums in codes.items():
             # \b where (?!\d) was: RE2 has no look-ahead (so "2x" no longer ends a code 2)
             regex = p.regex.replace(CODE, "0*(?:" + "|".join(map(str, nums)) + ")\\b")
+            hexes = "|".join(f"{n:x}" for n in nums)
+            regex = regex.replace(HEX_CODE, "0[xX]0*(?i:" + hexes + ")\\b")
             out.append((Pattern(needle=p.needle, regex=regex), sig))
     return tuple(out)

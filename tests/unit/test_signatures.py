@@ -435,6 +435,19 @@ def test_every_kernel_fault_is_an_illegal_memory_access(line: str) -> None:
     assert verdict_of(line)[0] == "illegal_memory_access"
 
 
+def test_a_code_printed_in_hexadecimal_is_read_as_one() -> None:
+    """A wrapper's `0x(?P<hexcode>...)` (FFmpeg's NVENC: "0x%x") expands to each code in hex:
+    0x2 is CUDA_ERROR_OUT_OF_MEMORY, 0x64 (100) CUDA_ERROR_NO_DEVICE; 0x20 (32) is no code of
+    a signature, 0x2a is not 0x2, and 2 written in decimal is not this wrapper's form."""
+    line = "[h264_nvenc @ 0x7f61] Failed creating CUDA context for NVENC: "
+    assert verdict_of(line + "0x2")[0] == "gpu_oom"
+    assert verdict_of(line + "0X02")[0] == "gpu_oom"
+    assert verdict_of(line + "0x64")[0] == "no_gpu_or_driver"
+    assert verdict_of(line + "0x20")[0] == "unknown"
+    assert verdict_of(line + "0x2a")[0] == "unknown"
+    assert verdict_of(line + "2")[0] == "unknown"
+
+
 def test_kernel_faults_are_named_by_every_code_nvidia_gives_them() -> None:
     # no public log of 714 was found: its names and numbers come from NVIDIA's headers
     for line in (
@@ -1686,6 +1699,49 @@ TWENTY_EIGHTH_ROUND = [
       "not be written, please verify that sufficient filesystem space is provided."],
      "cuda_runtime_missing"),
 ]  # fmt: skip
+TWENTY_NINTH_ROUND = [
+    (["  File \"/usr/lib/python3.6/multiprocessing/popen_fork.py\", line 66, in _launch",
+      "    self.pid = os.fork()", "OSError: [Errno 12] Cannot allocate memory"], "host_oom"),
+    ([">>> model = trt_pose.models.resnet18_baseline_att(18, 42).cuda().eval()", "Killed"],
+     "host_oom"),
+    (["Killed", "gmake[2]: *** [CMakeFiles/onnxruntime_providers_cuda.dir/build.make:6203: x.cu.o]"
+      " Error 137"], "host_oom"),
+    (["AttributeError: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: undefined symbol: "
+      "nvmlDeviceGetMemoryInfo_v2"], "driver_too_old"),
+    (["2025-12-18 09:53:11 [8,503ms] [Error] [gpu.foundation.plugin] The currently installed "
+      "NVIDIA graphics driver is unsupported or has known issues.", "",
+      "Reason for failure: The minimum Omniverse RTX requirement", "Installed driver: 535.18"],
+     "driver_too_old"),
+    (["nvcc fatal   : Value 'sm_75' is not defined for option 'gpu-architecture'"],
+     "arch_unsupported"),
+    (["ERROR: Your GPU does not support Int8 Matmul!"], "arch_unsupported"),
+    (["ImportError: /venv/lib/python3.6/site-packages/cupy_backends/cuda/libs/cusparse.cpython-"
+      "36m-x86_64-linux-gnu.so: symbol cusparseDenseToSparse_convert version libcusparse.so.11 "
+      "not defined in file libcusparse.so.11 with link time referenc"], "undefined_symbol"),
+    (["cuda-0   Error CUDA mining: CUDA error in func init at line 126 out of memory"], "gpu_oom"),
+    (["02/15/2020 15:10:09 MainProcess     _training_0     multithreading  run     DEBUG    Error "
+      "in thread (_training_0): You do not have enough GPU memory available to train the "
+      "selected model at the selected settings."], "gpu_oom"),
+    (["[h264_nvenc @ 0x7f616007d540] Failed creating CUDA context for NVENC: 0x2"], "gpu_oom"),
+    (["[hevc_nvenc @ 0x55d0] Failed creating CUDA context for NVENC: 0x64"], "no_gpu_or_driver"),
+    (["PxgCudaDeviceMemoryAllocator fail to allocate memory 339738624 bytes!! Result = 2"],
+     "gpu_oom"),
+    (["::16674:17023 [0] graph/search.cc:703 NCCL WARN XML Import Channel : dev 1 not found."],
+     "nccl_error"),
+    (["Platform::WindowlessEglApplication::tryCreateContext(): unable to find CUDA device 0 "
+      "among 2 EGL devices in total", "WindowlessContext: Unable to create windowless context"],
+     "no_gpu_or_driver"),
+    (["WARNING:lerobot.configs.policies:Device 'cuda' is not available. Switching to 'cpu'."],
+     "no_gpu_or_driver"),
+    (["[07/14/2021-14:31:41] [W] [TRT] TensorRT was linked against cuDNN 8.1.0 but loaded cuDNN "
+      "8.0.2",
+      "[07/14/2021-14:32:05] [E] [TRT] C:\\source\\rtSafe\\cuda\\cudaConvolutionRunner.cpp (483) - "
+      "Cudnn Error in nvinfer1::rt::cuda::CudnnConvolutionRunner::executeConv: 8 "
+      "(CUDNN_STATUS_EXECUTION_FAILED)"], "cudnn_version_mismatch"),
+    (["CUDA error: Illegal address in cuMemcpyDtoH( (char *)mem.host_pointer + offset, "
+      "(CUdeviceptr)mem.device_pointer + offset, size), line 970",
+      "CUDA error at cuCtxCreate: Illegal address"], "illegal_memory_access"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1712,6 +1768,7 @@ LATER_ROUNDS = [
     *TWENTY_SIXTH_ROUND,
     *TWENTY_SEVENTH_ROUND,
     *TWENTY_EIGHTH_ROUND,
+    *TWENTY_NINTH_ROUND,
 ]
 
 
@@ -1753,6 +1810,11 @@ LATER_ROUNDS = [
         # ONNX Runtime's own warning level ("[W:onnxruntime:..."), a provider it goes on without
         ["2023-05-25 13:45:37.1493312 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:1671 "
          "onnxruntime::python::CreateInferencePybindStateModule] Init provider bridge failed."],
+        # Triton's GPU metrics: a reading the GPU does not support (NVML_ERROR_NOT_SUPPORTED)
+        ["E0220 07:59:01.944339 1 metrics.cc:238] failed to get energy consumption for GPU 0, "
+         "NVML_ERROR 3"],
+        # TensorRT's cuDNN linked-vs-loaded warning on a run that goes on
+        ["[W] [TRT] TensorRT was linked against cuDNN 8.1.0 but loaded cuDNN 8.0.2"],
         # GPT4All's bindings trying their CUDA backends before a run on the CPU
         ["Failed to load libllamamodel-mainline-cuda.so: dlopen: libcuda.so.1: cannot open "
          "shared object file: No such file or directory"],
