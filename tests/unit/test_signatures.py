@@ -1742,6 +1742,45 @@ TWENTY_NINTH_ROUND = [
       "(CUdeviceptr)mem.device_pointer + offset, size), line 970",
       "CUDA error at cuCtxCreate: Illegal address"], "illegal_memory_access"),
 ]  # fmt: skip
+THIRTIETH_ROUND = [
+    (["error: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'"],
+     "cuda_runtime_missing"),
+    (['2025-12-30 17:14:59.7454928 [E:onnxruntime:Golang onnxruntime environment, '
+      'provider_bridge_ort.cc:2002 onnxruntime::CudaProviderFactoryCreator::Create] '
+      '[ONNXRuntimeError] : 1 : FAIL : Error loading "E:\\app\\onnxruntime_providers_cuda.dll" '
+      'which depends on "cublasLt64_12.dll" which is missing. (Error 126: "The specified module '
+      'could not be found.")'], "cuda_runtime_missing"),
+    (['Error loading "C:\\x\\onnxruntime_providers_cuda.dll" which depends on "cudnn64_9.dll" '
+      'which is missing.'], "cudnn_missing"),
+    (["- Could not find cuDNN 6."], "cudnn_missing"),
+    (["ERROR: Compute capability 7.0.0 is not supported by CUDA 13.0.0"], "arch_unsupported"),
+    (["machine [0] misc/ibvwrap.cu:269 WARN Call to ibv_create_qp failed",
+      "Failed, NCCL error test_nccl.c:99 'unhandled system error'"], "nccl_error"),
+    (["error: undefined reference to `c10::Error::Error(std::__cxx11::basic_string<char, "
+      "std::char_traits<char>, std::allocator<char> > const&, void const*)'"],
+     "undefined_symbol"),
+    (["ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when "
+      "this kernel module was built against the wrong or improperly configured kernel sources"],
+     "no_gpu_or_driver"),
+    (["modprobe: ERROR: could not insert 'nvidia_331_updates_uvm': No such device"],
+     "no_gpu_or_driver"),
+    (["Nov 13 22:33:04 devserver-fast systemd-modules-load[500]: Failed to insert module "
+      "'nvidia_uvm': No such device"], "no_gpu_or_driver"),
+    (["kern: warning: [2023-09-14T03:08:37.411164757Z]: NVRM: The NVIDIA GPU 0000:00:10.0 (PCI "
+      "ID: 10de:1b38)\\x0aNVRM: installed in this system is not supported by the\\x0aNVRM: NVIDIA "
+      "535.54.03 driver release."], "no_gpu_or_driver"),
+    (["pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded"], "no_gpu_or_driver"),
+    (["Error in torch_tensor_cpp(data, dtype, device, requires_grad, pin_memory) : ",
+      "  PyTorch is not linked with support for cuda devices"], "no_gpu_or_driver"),
+    (["RuntimeError: Cannot initialize CUDA without ATen_cuda library. PyTorch splits its "
+      "backend into two shared libraries: a CPU library and a CUDA library"], "no_gpu_or_driver"),
+    (["2024-04-22T07:54:43.030732Z  WARN apply_execution_providers: ort::execution_providers: An "
+      "error occurred when attempting to register `CUDAExecutionProvider`: CUDA execution "
+      "provider is not enabled in this build."], "no_gpu_or_driver"),
+    (["/project/sherpa-onnx/csrc/session.cc:GetSessionOptionsImpl:167 ",
+      "Please compile with -DSHERPA_ONNX_ENABLE_GPU=ON. Available providers: "
+      "CPUExecutionProvider, .", "Fallback to cpu!"], "no_gpu_or_driver"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1769,6 +1808,7 @@ LATER_ROUNDS = [
     *TWENTY_SEVENTH_ROUND,
     *TWENTY_EIGHTH_ROUND,
     *TWENTY_NINTH_ROUND,
+    *THIRTIETH_ROUND,
 ]
 
 
