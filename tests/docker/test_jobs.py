@@ -6,6 +6,8 @@ container, and the same command then finishes the rest."""
 from __future__ import annotations
 
 import collections
+import fnmatch
+import json
 import signal
 import subprocess
 import sys
@@ -23,8 +25,13 @@ pytestmark = pytest.mark.slow
 STACK = "torch-2.15.0_cu13.2_cudnn9.26_py3.11_offline"
 TWO_STACKS = ["torch-*/missing-cud*"]  # 3 quick cells on each of the two torch stacks
 SIX = [f"{STACK}/missing-*", f"{STACK}/no-*"]  # one stack's 6 quick cells
-# Every cell of one stack (20, 2-4 s each on its environment): time to catch two in flight.
+# Every cell of one stack (21, 2-4 s each on its environment): time to catch two in flight.
 EVERY = [f"{STACK}/*"]
+# ... as many as the smoke plan has (tests/fixtures/plan/smoke.json, which test_plan keeps true)
+EVERY_CELLS = sum(
+    fnmatch.fnmatchcase(c["id"], EVERY[0])
+    for c in json.loads((ROOT / "tests/fixtures/plan/smoke.json").read_text())["cells"]
+)
 # `python -m harness` as a terminal starts it: Ctrl-C raises KeyboardInterrupt, whatever SIGINT
 # disposition the test runner's process passed on (a background job inherits it ignored).
 CHILD = (
@@ -123,5 +130,6 @@ def test_interrupted_while_two_cells_run(
     again = run(results, EVERY)
     assert again.returncode == 0, again.stderr[-3000:]
     finals = collections.Counter(str(r["cell"]) for r in records(results) if r["status"] in FINAL)
-    assert sorted(finals.values()) == [1] * 20
-    assert f"20 cells: {20 - landed} run, {landed} cache hits, 0 drift" in again.stderr
+    assert sorted(finals.values()) == [1] * EVERY_CELLS
+    want = f"{EVERY_CELLS} cells: {EVERY_CELLS - landed} run, {landed} cache hits, 0 drift"
+    assert want in again.stderr
