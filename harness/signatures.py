@@ -762,7 +762,7 @@ def _verdict(
         return Verdict(
             signature=TIMEOUT, decisive_line=text, line_no=None, secondary=(*strong, *soft)
         )
-    if oom_killed and any(s.id == HOST_OOM for s in catalog.signatures):
+    if oom_killed and HOST_OOM in catalog.ids:
         text = "killed for memory: the run reached its memory limit (the engine's OOMKilled)"
         others = tuple(s for s in (*strong, *soft) if s != HOST_OOM)
         return Verdict(signature=HOST_OOM, decisive_line=text, line_no=None, secondary=others)
