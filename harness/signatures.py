@@ -92,6 +92,8 @@ _TRACEBACK_BYTES = 1 << 16  # of a traceback, looked through for its last frame
 _TRACEBACK_LINES = 64  # lines after the last frame looked through for the exception line
 # "panic": Go's runtime (the device plugin, the container toolkit) and Rust's ("panicked at")
 _ERRORISH = (b"error", b"exception", b"fatal", b"abort", b"failed", b"killed", b"panic")
+_ERRORISH_LONGEST = max(map(len, _ERRORISH))
+_ERRORISH_REV = re.compile(b"|".join(re.escape(w[::-1]) for w in _ERRORISH))  # the words reversed
 # ... but not a count of none: "Tests failed: 0", "0 failed", "errors=0"
 _ERRORISH_RE = re.compile(
     r"(?i)(?<!\b0 )(error|exception|fatal|abort(ed)?|failed|killed|panic(ked)?)\b"
@@ -590,9 +592,9 @@ class _Scan:
     def _note_error(self, data: bytes, low: bytes, line_at: _LineCounter) -> None:
         """Remember the block's last error-like line (the decisive line of an `unknown`); only
         the last few candidates are looked at, so noisy logs stay linear."""
-        pos = {w: low.rfind(w) for w in _ERRORISH}
+        limit = len(low)
         for _ in range(64):
-            at = max(pos.values())
+            at = _last_errorish(low, limit)
             if at < 0:
                 return
             start, stop = _span(data, at)
@@ -603,9 +605,7 @@ class _Scan:
             if sid is None and not soft and _ERRORISH_RE.search(line) and line[:8] != '{"probe"':
                 self.last_error = (self.lines_before + line_at(start), line)
                 return
-            for w, p in pos.items():
-                if p >= start:
-                    pos[w] = low.rfind(w, 0, start)
+            limit = start
 
     def _note_raised(self, data: bytes, line_at: _LineCounter) -> None:
         """The exception line that ends the block's last Python traceback is an error line,
@@ -650,6 +650,22 @@ class _Scan:
         sid, _, soft = self._match(raw, b"")
         if sid is None and not soft and line:
             self.last_error = (line_no, line)
+
+
+def _last_errorish(low: bytes, limit: int) -> int:
+    """Where the last of the _ERRORISH words that ends by `limit` ends in `low`, less one (-1:
+    none). Searched backwards a window at a time (each four times the last) for every word in
+    one pass (_ERRORISH_REV over the window reversed), so a block's last error-like line costs
+    the distance back to it, whichever words the block holds."""
+    hi, size = limit, 1 << 12
+    while hi > 0:
+        lo = max(0, hi - size)
+        m = _ERRORISH_REV.search(low[lo:hi][::-1])
+        if m is not None:
+            return hi - m.start() - 1
+        # a word that starts before lo ends before lo + its length - 1
+        hi, size = (lo + _ERRORISH_LONGEST - 1 if lo else 0), size * 4
+    return -1
 
 
 class _LineCounter:

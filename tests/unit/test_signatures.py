@@ -2067,3 +2067,49 @@ def test_a_prebuilt_extension_without_nvcc_and_a_containers_oom_flag_are_no_fail
     assert got[0] == "cuda_runtime_missing" and got[1] == " ".join(warn.split())
     assert verdict_of('            "OOMKilled": false,', "Epoch 1/2")[0] == "unknown"
     assert verdict_of('            "OOMKilled": true,')[0] == "host_oom"
+
+
+def _brute_last_errorish(low: bytes, limit: int) -> int:
+    """The last byte of the error-like word that ends last by `limit` (-1: none), by brute force."""
+    ends = [
+        i + len(w) - 1
+        for w in signatures._ERRORISH
+        for i in range(len(low))
+        if low.startswith(w, i) and i + len(w) <= limit
+    ]
+    return max(ends, default=-1)
+
+
+@example(parts=[b"panic", b"x" * 4093], cut=5000)  # "panic" across the first window's edge
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(
+        st.sampled_from(
+            [
+                b"error",
+                b"exception",
+                b"fatal",
+                b"abort",
+                b"failed",
+                b"killed",
+                b"panic",
+                b"x",
+                b"\n",
+                b"erro",
+                b"r",
+                b"ex" * 3000,
+                b"fail",
+            ]
+        ),
+        max_size=40,
+    ),
+    cut=st.integers(min_value=0, max_value=20000),
+)
+def test_the_last_error_like_word_is_found_backwards_in_windows(
+    parts: list[bytes], cut: int
+) -> None:
+    # the windows searched backwards (4 KB, then four times larger) miss no word, even one
+    # that crosses a window's edge, and find none that ends past the limit
+    low = b"".join(parts)
+    limit = min(cut, len(low))
+    assert signatures._last_errorish(low, limit) == _brute_last_errorish(low, limit)
