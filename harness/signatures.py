@@ -69,8 +69,13 @@ _QUOTES: tuple[tuple[bytes, bytes], ...] = (
 # severities V, I, W, E, F; onnxruntime/core/common/logging/sinks/ostream_sink.cc).
 _SOFT = re.compile(
     r"^\s*(?:\d{4}-\d\d-\d\d[ T][\d:.,]+Z?:?\s*)?(?:\[\d+\]\s*)?"
-    r"(?:[IW](?:\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]| \S+:\d+\])|\[[VIW]:onnxruntime:)"
+    r"(?:[IW](?:\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]| \S+:\d+\])(?!\s*OP_REQUIRES failed at )"
+    r"|\[[VIW]:onnxruntime:)"
 )
+# (but not TensorFlow's W line for an op that failed: tensorflow/core/framework/op_kernel.cc
+# CtxFailureWithWarning logs LOG(WARNING) << "OP_REQUIRES failed at " ... and sets the kernel's
+# status, which the step then raises: "W .../op_kernel.cc:1763] OP_REQUIRES failed at
+# concat_op.cc:158 : Resource exhausted: OOM when allocating tensor ..." is the op's failure)
 # ... or a line whose log level, written before any error word of it, is info or debug, and
 # whose message does not start with one: Python's logging ("INFO:root:", "2024-01-04
 # 21:51:17,793 - INFO - "), vLLM's ("INFO 12-19 22:58:27 model_runner.py:1415] "), loguru's

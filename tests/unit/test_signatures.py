@@ -1781,6 +1781,48 @@ THIRTIETH_ROUND = [
       "Please compile with -DSHERPA_ONNX_ENABLE_GPU=ON. Available providers: "
       "CPUExecutionProvider, .", "Fallback to cpu!"], "no_gpu_or_driver"),
 ]  # fmt: skip
+THIRTY_FIRST_ROUND = [
+    (["Failed reason:[f 0201 21:46:46.675946 64 cuda_flags.cc:25] Check failed: count>0  No "
+      "device found."], "no_gpu_or_driver"),
+    (["[02:55:03] src/base.cc:49: GPU context requested, but no GPUs found."],
+     "no_gpu_or_driver"),
+    (["RuntimeError: /io/build/temp.linux-x86_64-cpython-37/spconv/build/core_cc/src/csrc/sparse/"
+      "all/SpconvOps/SpconvOps_get_indice_pairs.cc(65)", "not implemented for CPU ONLY build."],
+     "no_gpu_or_driver"),
+    (["OSError: Unknown compute capability. Ensure PyTorch with CUDA support is installed."],
+     "no_gpu_or_driver"),
+    (["terminate called after throwing an instance of 'std::runtime_error'",
+      "  what():  src/spconv/src/spconvlib/spconv/csrc/sparse/convops/convops/ConvTunerSimple/"
+      "ConvTunerSimple_cached_get_nvrtc_params.cc(18)",
+      "not implemented in c++, must be overrided in python!!!"], "arch_unsupported"),
+    (["cuBLAS API failed with status 15", "error detectedA: torch.Size([304, 4096])"],
+     "arch_unsupported"),
+    (["GPUassert: out of memory pcdet/ops/iou3d_nms/src/iou3d_nms.cpp 103"], "gpu_oom"),
+    (["numpy.core._exceptions.MemoryError: Unable to allocate 502. MiB for an array with shape "
+      "(512, 512, 251) and data type float64"], "host_oom"),
+    (["Loading checkpoint shards:  97%|  | 29/30 [00:35<00:01,  1.39s/it]Killed."], "host_oom"),
+    (["/bin/sh: 1: /usr/bin/nvcc: not found", "ninja: build stopped: subcommand failed."],
+     "cuda_runtime_missing"),
+    (["bash: nvcc: command not found"], "cuda_runtime_missing"),
+    (["gsplat: No CUDA toolkit found. gsplat will be disabled.", "Traceback (most recent call "
+      "last):", '  File "x.py", line 1, in <module>', "RuntimeError: rasterization failed"],
+     "cuda_runtime_missing"),
+    (["Exception: \"XGBoostError('[09:10:41] /opt/conda/work/src/common/device_helpers.cuh:132: "
+      "NCCL failure :unhandled system error /opt/conda/work/src/common/device_helpers.cu(67)"],
+     "nccl_error"),
+    (["99:\tlearn: 0.0502894\ttotal: 204ms\tremaining: 0us",
+      "Process finished with exit code -1073740791 (0xC0000409)"], "native_crash"),
+    (["subprocess.CalledProcessError: Command '['python.exe', 'flux_train.py']' returned "
+      "non-zero exit status 3221225477."], "native_crash"),
+    (["TypeError: expected np.ndarray (got numpy.ndarray)"], "numpy_abi"),
+    # TensorFlow's W line for an op that failed is the op's failure, whatever came after it
+    (["2022-08-16 15:44:19.209599: W tensorflow/core/framework/op_kernel.cc:1763] OP_REQUIRES "
+      "failed at concat_op.cc:158 : Resource exhausted: OOM when allocating tensor with "
+      "shape[1,280,512,928,32] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by "
+      "allocator GPU_0_bfc",
+      "2022-08-16 15:44:46.276663: F tensorflow/stream_executor/cuda/cuda_dnn.cc:88] Check "
+      "failed: narrow == wide (-1946157056 vs. 2348810240)checked narrowing failed"], "gpu_oom"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1809,6 +1851,7 @@ LATER_ROUNDS = [
     *TWENTY_EIGHTH_ROUND,
     *TWENTY_NINTH_ROUND,
     *THIRTIETH_ROUND,
+    *THIRTY_FIRST_ROUND,
 ]
 
 
@@ -1858,6 +1901,12 @@ LATER_ROUNDS = [
         # GPT4All's bindings trying their CUDA backends before a run on the CPU
         ["Failed to load libllamamodel-mainline-cuda.so: dlopen: libcuda.so.1: cannot open "
          "shared object file: No such file or directory"],
+        # spconv's prebuilt wheel on a GPU it JIT-compiles for
+        ["[WARNING]your gpu arch (8, 9) isn't compiled in prebuilt, may cause invalid device "
+         "function. available: {(6, 1), (7, 0), (8, 0), (8, 6)}"],
+        # the loader going on without a library LD_PRELOAD names
+        ["ERROR: ld.so: object 'libcaffe2_gpu.so' from LD_PRELOAD cannot be preloaded (cannot "
+         "open shared object file): ignored."],
     ],
 )  # fmt: skip
 def test_backends_and_optimizations_a_run_does_without_are_noise(lines: list[str]) -> None:
