@@ -1,11 +1,12 @@
 """NVIDIA's error enumerations as catalog patterns.
 
 harness/resources/nvidia_errors.json is generated from the headers in NVIDIA's wheels by
-tools/nvidia_errors.py: every cudaError_t, CUresult, cudnnStatus_t and ncclResult_t with its
-number, name, doc string and the signature it is evidence of. Here each row with a signature
-becomes a pattern for its name (and for its message where that is distinctive), and each of the
-catalog's `codes` wrappers ("cuda runtime error (98)", "error == cudaSuccess (8 vs. 0)") becomes
-one pattern per code, so a number is classified like its name.
+tools/nvidia_errors.py: every cudaError_t, CUresult, cudnnStatus_t, ncclResult_t and
+nvmlReturn_t with its number, name, doc string (NVML's: its text) and the signature it is
+evidence of. Here each row with a signature becomes a pattern for its name (and for its message
+where that is distinctive), and each of the catalog's `codes` wrappers ("cuda runtime error
+(98)", "error == cudaSuccess (8 vs. 0)") becomes one pattern per code, so a number is
+classified like its name.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ _FALLBACK = {"runtime": "runtime_legacy"}
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ErrorRow:
-    api: str  # runtime, runtime_legacy, driver, cudnn, cudnn8, nccl
+    api: str  # runtime, runtime_legacy, driver, cudnn, cudnn8, nccl, nvml
     code: int
     name: str
     message: str
@@ -79,6 +80,9 @@ def name_patterns(table: Iterable[ErrorRow]) -> tuple[tuple[Pattern, str], ...]:
         out[r.name] = (Pattern(needle=r.name.lower(), regex=rf"\b{r.name}\b"), r.signature)
         if r.name.startswith("CUDNN_STATUS_"):  # as bindings spell it: cudnnStatusArchMismatch
             camel = "cudnnStatus" + "".join(w.title() for w in r.name[13:].split("_"))
+            out[camel] = (Pattern(needle=camel.lower(), regex=rf"\b{camel}\b"), r.signature)
+        if r.name.startswith("NVML_ERROR_"):  # as pynvml raises it: NVMLError_DriverNotLoaded
+            camel = "NVMLError_" + "".join(w.title() for w in r.name[11:].split("_"))
             out[camel] = (Pattern(needle=camel.lower(), regex=rf"\b{camel}\b"), r.signature)
         if r.match_message:
             rx = "(?i:" + re.escape(r.match_message) + ")"

@@ -1,7 +1,8 @@
 """Regenerate harness/resources/nvidia_errors.json from the headers in NVIDIA's PyPI wheels.
 
     pip download --no-deps -d /tmp/nvw nvidia-cuda-runtime-cu12==12.9.79 \
-        nvidia-cudnn-cu12==9.28.0.42 nvidia-nccl-cu12==2.32.3 nvidia-cudnn-cu11==8.9.6.50
+        nvidia-cudnn-cu12==9.28.0.42 nvidia-nccl-cu12==2.32.3 nvidia-cudnn-cu11==8.9.6.50 \
+        nvidia-ml-py==13.615.71
     python tools/nvidia_errors.py /tmp/nvw/*.whl > harness/resources/nvidia_errors.json
 
 Every row is code -> name -> message (the header's doc comment) -> signature. The header gives
@@ -11,6 +12,9 @@ CUDA runtime numbers used before CUDA 10.1 renumbered cudaError_t, which old log
 cuDNN 8's cudnnStatus_t (cudnn_ops_infer.h, api `cudnn8`) is read beside cuDNN 9's: cuDNN 9
 renumbered and renamed it (CUDNN_STATUS_ARCH_MISMATCH = 6 became
 CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH = 3007), and logs of cuDNN 7 and 8 print the old names.
+NVML's nvmlReturn_t (api `nvml`) comes from NVIDIA's Python bindings (nvidia-ml-py's pynvml.py:
+its NVML_ERROR_* constants, and the texts its NVMLError prints for them, nvmlErrorString's),
+as the NVML header is in no wheel on PyPI.
 """
 
 from __future__ import annotations
@@ -125,6 +129,23 @@ SIGNATURE: dict[str, str] = {
     # an index past the devices this process can see.
     "cudaErrorInvalidDevice": "invalid_device_ordinal",
     "CUDA_ERROR_INVALID_DEVICE": "invalid_device_ordinal",
+    # NVML (nvmlReturn_t, pynvml's texts): "Driver Not Loaded" (no kernel module answers);
+    # "RM has detected an NVML/RM version mismatch." and "Function Not Found" (a libnvidia-ml of
+    # another release than the loaded module, or older than its caller: the catalog's
+    # driver_library_mismatch); "GPU is lost", "Corrupted infoROM", "GPU requires restart",
+    # "Insufficient External Power" (the board: its power cable, its firmware, the bus); "The
+    # operating system has blocked the request." (no GPU access for this OS session);
+    # NVML_ERROR_IN_USE (pynvml has no text for it; nvmlErrorString's is "In use by another
+    # client": a reset or mode change of a GPU that processes hold).
+    "NVML_ERROR_DRIVER_NOT_LOADED": "no_gpu_or_driver",
+    "NVML_ERROR_LIB_RM_VERSION_MISMATCH": "driver_library_mismatch",
+    "NVML_ERROR_FUNCTION_NOT_FOUND": "driver_library_mismatch",
+    "NVML_ERROR_GPU_IS_LOST": "gpu_hardware_fault",
+    "NVML_ERROR_CORRUPTED_INFOROM": "gpu_hardware_fault",
+    "NVML_ERROR_RESET_REQUIRED": "gpu_hardware_fault",
+    "NVML_ERROR_INSUFFICIENT_POWER": "gpu_hardware_fault",
+    "NVML_ERROR_OPERATING_SYSTEM": "no_gpu_or_driver",
+    "NVML_ERROR_IN_USE": "gpu_busy",
 }
 # Messages distinctive enough to match as text (most doc strings are prose, or too generic).
 # The kernel faults' texts are what cudaGetErrorString/cuGetErrorString return for them (the
@@ -137,6 +158,9 @@ MESSAGE_PATTERNS = {
     "cudaErrorHardwareStackError": "hardware stack error",
     "cudaErrorIllegalInstruction": "an illegal instruction was encountered",
     "cudaErrorLaunchFailure": "unspecified launch failure",
+    "NVML_ERROR_LIB_RM_VERSION_MISMATCH": "RM has detected an NVML/RM version mismatch",
+    "NVML_ERROR_CORRUPTED_INFOROM": "Corrupted infoROM",
+    "NVML_ERROR_INSUFFICIENT_POWER": "Insufficient External Power",
 }
 
 # cudaError_t before CUDA 10.1 (the renumbering). Source: the CUDA 10.0 runtime API reference.
@@ -182,6 +206,19 @@ def _body(text: str, enum: str) -> str:
     return m.group(1)
 
 
+_NVML_CODE = re.compile(r"^(?P<name>NVML_ERROR_\w+)\s*=\s*(?P<code>\d+)\s*$", re.M)
+_NVML_TEXT = re.compile(r"^\s*(?P<name>NVML_ERROR_\w+):\s*\"(?P<text>[^\"]*)\",", re.M)
+
+
+def _nvml(source: str) -> list[tuple[str, int, str]]:
+    """pynvml.py's NVML_ERROR_* constants with the texts its NVMLError prints for them."""
+    texts = {m.group("name"): m.group("text") for m in _NVML_TEXT.finditer(source)}
+    return [
+        (m.group("name"), int(m.group("code")), texts.get(m.group("name"), "").rstrip("."))
+        for m in _NVML_CODE.finditer(source)
+    ]
+
+
 def rows(wheels: list[str]) -> tuple[list[dict[str, object]], list[str]]:
     out: list[dict[str, object]] = []
     cited: list[str] = []
@@ -189,6 +226,16 @@ def rows(wheels: list[str]) -> tuple[list[dict[str, object]], list[str]]:
         with zipfile.ZipFile(wheel) as zf:
             for member in zf.namelist():
                 name = PurePosixPath(member).name
+                if member == "pynvml.py":
+                    cited.append(f"{PurePosixPath(wheel).name}:{member}")
+                    for ident, code, text in _nvml(zf.read(member).decode("utf-8", "replace")):
+                        out.append({
+                            "api": "nvml", "code": code, "name": ident, "message": text,
+                            "signature": SIGNATURE.get(ident),
+                            "match_message": MESSAGE_PATTERNS.get(ident),
+                            "source": f"{PurePosixPath(wheel).name}:{member}",
+                        })  # fmt: skip
+                    continue
                 if name not in HEADERS or "/include/" not in member:
                     continue
                 api, enum = HEADERS[name]

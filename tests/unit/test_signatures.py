@@ -448,6 +448,55 @@ def test_a_code_printed_in_hexadecimal_is_read_as_one() -> None:
     assert verdict_of(line + "2")[0] == "unknown"
 
 
+def test_nvml_codes_are_read_from_the_table_like_cudas() -> None:
+    """NVML's nvmlReturn_t (api `nvml`, from nvidia-ml-py's pynvml.py) by name, by pynvml's
+    exception class and by number in ollama's wrappers; a code without a signature (3, Not
+    Supported) and a number outside the enum stay unknown."""
+    assert verdict_of("nvmlInit_v2 err: 18")[0] == "driver_library_mismatch"
+    assert verdict_of("nvml vram init failure: 9")[0] == "no_gpu_or_driver"
+    assert verdict_of("nvmlInit_v2 err: 15")[0] == "gpu_hardware_fault"
+    assert verdict_of("nvmlInit_v2 err: 3")[0] == "unknown"
+    assert verdict_of("nvmlInit_v2 err: 181")[0] == "unknown"
+    assert (
+        verdict_of(
+            "pynvml.NVMLError_LibRmVersionMismatch: RM has detected an NVML/RM version mismatch."
+        )[0]
+        == "driver_library_mismatch"
+    )
+    assert verdict_of("pynvml.nvml.NVMLError_GpuIsLost: GPU is lost")[0] == "gpu_hardware_fault"
+    assert verdict_of("NVML_ERROR_CORRUPTED_INFOROM")[0] == "gpu_hardware_fault"
+    assert verdict_of("pynvml.NVMLError_DriverNotLoaded: Driver Not Loaded")[0] == (
+        "no_gpu_or_driver"
+    )
+
+
+def test_the_nvml_rows_come_from_pynvml() -> None:
+    """tools/nvidia_errors.py reads pynvml.py's constants and the texts its NVMLError prints."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("nvidia_errors", ROOT / "tools/nvidia_errors.py")
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    source = (
+        "NVML_ERROR_DRIVER_NOT_LOADED         = 9\n"
+        "NVML_ERROR_IN_USE                    = 19\n"
+        "class NVMLError(Exception):\n"
+        "    _errcode_to_string = {\n"
+        '        NVML_ERROR_DRIVER_NOT_LOADED:   "Driver Not Loaded",\n'
+        "        }\n"
+    )
+    assert tool._nvml(source) == [
+        ("NVML_ERROR_DRIVER_NOT_LOADED", 9, "Driver Not Loaded"),
+        ("NVML_ERROR_IN_USE", 19, ""),
+    ]
+    table = json.loads((ROOT / "harness/resources/nvidia_errors.json").read_text())
+    nvml = {r["name"]: r for r in table["errors"] if r["api"] == "nvml"}
+    assert nvml["NVML_ERROR_LIB_RM_VERSION_MISMATCH"]["code"] == 18
+    assert nvml["NVML_ERROR_DRIVER_NOT_LOADED"]["signature"] == "no_gpu_or_driver"
+    assert nvml["NVML_ERROR_NOT_SUPPORTED"]["signature"] is None
+
+
 def test_kernel_faults_are_named_by_every_code_nvidia_gives_them() -> None:
     # no public log of 714 was found: its names and numbers come from NVIDIA's headers
     for line in (
