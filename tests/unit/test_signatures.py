@@ -1872,6 +1872,23 @@ THIRTY_FIRST_ROUND = [
       "2022-08-16 15:44:46.276663: F tensorflow/stream_executor/cuda/cuda_dnn.cc:88] Check "
       "failed: narrow == wide (-1946157056 vs. 2348810240)checked narrowing failed"], "gpu_oom"),
 ]  # fmt: skip
+THIRTY_SECOND_ROUND = [
+    (["2021-07-10 19:06:52.915444: F external/org_tensorflow/tensorflow/compiler/xla/service/gpu/"
+      "nvptx_compiler.cc:480] ptxas returned an error during compilation of ptx to sass: "
+      "'Internal: Failed to launch ptxas'  If the error message indicates that a file could not "
+      "be written, please verify that sufficie"], "cuda_runtime_missing"),
+    (["Non-OK-status: GpuLaunchKernel (FillPhiloxRandomKernelLaunch <Distribution>, num_blocks, "
+      "block_size, 0, d.stream (), gen, data, size, dist) status: Internal: out of memory"],
+     "gpu_oom"),
+    (["The node was low on resource: memory.",
+      "Killing container with id docker://notebook:Need to kill Pod"], "host_oom"),
+    (["command terminated with exit code 137"], "host_oom"),
+    (["srun: error: gpu07: task 0: Exited with exit code 137"], "host_oom"),
+    (["Warning: An unexpected error occurred during CUDA execution. The CUDA error",
+      "Error using arrayfun",
+      "The kernel execution failed because the CUDA driver timeout was encountered."],
+     "timeout"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1901,6 +1918,7 @@ LATER_ROUNDS = [
     *TWENTY_NINTH_ROUND,
     *THIRTIETH_ROUND,
     *THIRTY_FIRST_ROUND,
+    *THIRTY_SECOND_ROUND,
 ]
 
 
@@ -1953,6 +1971,9 @@ LATER_ROUNDS = [
         # spconv's prebuilt wheel on a GPU it JIT-compiles for
         ["[WARNING]your gpu arch (8, 9) isn't compiled in prebuilt, may cause invalid device "
          "function. available: {(6, 1), (7, 0), (8, 0), (8, 6)}"],
+        # Ray's AMD GPU probe on a machine without amdgpu
+        ["cat: /sys/module/amdgpu/initstate: No such file or directory",
+         "ERROR:root:Driver not initialized (amdgpu not found in modules)"],
         # the loader going on without a library LD_PRELOAD names
         ["ERROR: ld.so: object 'libcaffe2_gpu.so' from LD_PRELOAD cannot be preloaded (cannot "
          "open shared object file): ignored."],
