@@ -586,6 +586,8 @@ def cmd_drivers(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from harness.drivers import version_key_of
 
     root = Path(args.matrix).parent
+    if args.profile is not None:  # one lock serves every profile; a profile given must exist
+        parse_matrix(read_yaml(Path(args.matrix), display=args.matrix)).profile(args.profile)
     cache = cache_dir(os.environ)
     lock = lock_drivers(root, cache) if args.lock else read_driver_locks(root)
     if lock is None:

@@ -7,6 +7,7 @@ The CLI catches HarnessError once and prints it as `file:line:col: error: ...` p
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 from harness.model import Where
@@ -24,11 +25,22 @@ class HarnessError(Exception):
         self.help = help
 
     def render(self) -> str:
+        """The error as a terminal shows it: what the user gave (a profile, a path, a line of a
+        file) may hold control characters, and they are written as escapes, never sent."""
         prefix = f"{self.where}: " if self.where is not None else ""
         text = f"{prefix}error: {self.message}"
         if self.help:
             text += f"\nhelp: {self.help}"
-        return text
+        return visible(text)
+
+
+# Control characters but tab and newline (C0, DEL, C1): ESC starts a terminal's sequences
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """`text` with each control character but tab and newline as its escape (\\x1b)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 class MachineFault(HarnessError):

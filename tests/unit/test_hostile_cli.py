@@ -95,3 +95,32 @@ def test_a_profile_that_selects_nothing_is_an_error(
     first = res.stderr.splitlines()[0]
     assert first.startswith(f"{matrix}:") and f": error: {message}" in first, res.stderr
     assert "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("plan", "--profile", "\x1b]0;pwned\x07"),
+        ("diagnose", "--profile", "\x1b[31mred\x9b2J", str(ROOT / "tests/fixtures/logs")),
+        ("render", "\x1b]52;c;ZXZpbA==\x07"),
+        ("reproduce", "x/\x1b[2J"),
+    ],
+)
+def test_an_error_never_sends_what_the_user_gave_raw_to_the_terminal(argv: tuple[str, ...]) -> None:
+    """A profile, stack or cell named with escape sequences is named back in the error with
+    them written as escapes (\\x1b), whatever the command."""
+    res = harness_cli(*argv, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr
+    for raw in RAW:
+        assert raw not in res.stdout and raw not in res.stderr, (argv, raw, res.stderr)
+    assert "\\x1b" in res.stderr
+
+
+def test_drivers_checks_the_profile_it_is_given() -> None:
+    res = harness_cli("drivers", "--profile", "nope", timeout=120)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "unknown profile 'nope'" in res.stderr and "Traceback" not in res.stderr
+    res = harness_cli("drivers", "--profile", "releases", timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("branch ")
