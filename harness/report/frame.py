@@ -35,6 +35,7 @@ from harness.model import (
     stack_slug,
     verdict_text,
     version_key,
+    version_keys,
 )
 from harness.report.safe import cell_id_ok, clean, shell
 
@@ -407,7 +408,9 @@ def _ranks(values: list[str], key: Callable[[str], Any] | None = None) -> Any:
     codes, distinct = pd.factorize(np.array(values, dtype=object), sort=key is None)
     if key is None:
         return codes
-    keys = list(map(key, distinct.tolist()))
+    keys = (
+        version_keys(distinct.tolist()) if key is version_key else list(map(key, distinct.tolist()))
+    )
     place, last, n = np.empty(len(keys), dtype=np.int64), None, -1
     for i in sorted(range(len(keys)), key=keys.__getitem__):
         if keys[i] != last:

@@ -213,3 +213,21 @@ def test_version_key_orders_as_packaging_does(texts: list[str]) -> None:
             va, vb, ka, kb = Version(a), Version(b), version_key(a), version_key(b)
             assert ka == (0, pep440_key(va)), a  # the bare-release shortcut says the same
             assert (ka < kb, ka == kb) == (va < vb, va == vb), (a, b)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(_VERSIONS, min_size=1, max_size=8)
+    | st.lists(st.lists(_PART, min_size=1, max_size=4).map(lambda r: ".".join(map(str, r))),
+               min_size=1, max_size=8)
+)  # fmt: skip
+def test_version_keys_order_and_equal_as_version_key_does(texts: list[str]) -> None:
+    """version_keys (the report's keys for a column of versions, cheaper where every one is a
+    bare release) give the same order and the same ties as version_key, bare or not."""
+    from harness.model import version_key, version_keys
+
+    keys = version_keys(texts)
+    for i, a in enumerate(texts):
+        for j, b in enumerate(texts):
+            ka, kb = version_key(a), version_key(b)
+            assert (keys[i] < keys[j], keys[i] == keys[j]) == (ka < kb, ka == kb), (a, b)
