@@ -1,12 +1,12 @@
 """NVIDIA's error enumerations as catalog patterns.
 
-harness/resources/nvidia_errors.json is generated from the headers in NVIDIA's wheels by
-tools/nvidia_errors.py: every cudaError_t, CUresult, cudnnStatus_t, ncclResult_t and
-nvmlReturn_t with its number, name, doc string (NVML's: its text) and the signature it is
-evidence of. Here each row with a signature becomes a pattern for its name (and for its message
-where that is distinctive), and each of the catalog's `codes` wrappers ("cuda runtime error
-(98)", "error == cudaSuccess (8 vs. 0)") becomes one pattern per code, so a number is
-classified like its name.
+harness/resources/nvidia_errors.json is generated from the headers (and, for NVML, the Python
+bindings) in NVIDIA's wheels by tools/nvidia_errors.py: every cudaError_t, CUresult,
+cudnnStatus_t, ncclResult_t and nvmlReturn_t with its number, name, doc string (NVML's: its
+text) and the signature it is evidence of. Here each row with a signature becomes a pattern for
+its name (and for its message where that is distinctive), and each of the catalog's `codes`
+wrappers ("cuda runtime error (98)", "error == cudaSuccess (8 vs. 0)") becomes one pattern per
+code, so a number is classified like its name.
 """
 
 from __future__ import annotations
