@@ -310,12 +310,27 @@ def results_folder(profile: str) -> str:
     return "reports/results" if profile == DEFAULT_PROFILE else f"reports/{profile}/results"
 
 
+def journal_folder(args: argparse.Namespace, argv: Sequence[str], *, dry: bool) -> None:
+    """--results, where the journal goes: a file there, or a folder that cannot be written, is
+    bad input (exit 2) before anything is built or run; a dry run only looks (it makes nothing)."""
+    path, help = Path(args.results), "give --results a folder you can write to"
+    if not dry:
+        writable_dir(path, "--results")
+    elif path.exists() and not path.is_dir():
+        raise ConfigError(
+            f"--results {path} is a file, not a folder",
+            where=argv_where(argv, "--results"),
+            help=help,
+        )
+
+
 def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Prepare each stack (an image, a venv), then run its cells into the journal."""
     loaded = load(args, argv)
     console = Console()
     backend, plan = backend_for(args, argv, loaded, console)
     args.results = args.results or results_folder(plan.profile)
+    journal_folder(args, argv, dry=args.dry_run)
     plan = selected(plan, args, argv)
     jobs = jobs_of(args, argv, plan)
     if args.disk_budget:
@@ -367,6 +382,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     console = Console()
     backend, plan = backend_for(args, argv, loaded, console)
     args.results = args.results or results_folder(plan.profile)
+    journal_folder(args, argv, dry=False)
     ids = [c.id for c in plan.cells]
     if args.cell not in ids:
         raise ConfigError(

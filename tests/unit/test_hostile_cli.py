@@ -124,3 +124,25 @@ def test_drivers_checks_the_profile_it_is_given() -> None:
     res = harness_cli("drivers", "--profile", "releases", timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("branch ")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("run", "--dry-run"),
+        ("run", "--backend", "local"),
+        ("reproduce", f"{TORCH_STACK.slug}/baseline"),
+    ],
+)
+def test_results_that_is_a_file_is_bad_input_before_anything_runs(
+    tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    """--results names a file: exit 2 saying so (it was a FileExistsError's traceback when the
+    journal's folder was made, after the stacks were prepared), and the file is left whole."""
+    target = tmp_path / "journal-here"
+    target.write_text("mine\n")
+    res = harness_cli(*argv, "--results", str(target), timeout=120)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert f"--results {target} is a file, not a folder" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert target.read_text() == "mine\n"
