@@ -160,6 +160,19 @@ def selected(plan: Plan, args: argparse.Namespace, argv: Sequence[str]) -> Plan:
     return select(plan, shard=shard, stacks=args.stack, cells=args.cell, where=where)
 
 
+def interpreter(python: str, argv: Sequence[str]) -> str:
+    """--python, where it names an executable file (not yet whether it is a Python 3: what runs
+    it says so); else bad input, exit 2."""
+    if not os.path.isfile(python) or not os.access(python, os.X_OK):  # a folder is X_OK too
+        raise ConfigError(
+            f"--python {python} is not an executable interpreter"
+            + (" (it is a folder)" if os.path.isdir(python) else ""),
+            where=argv_where(argv, "--python"),
+            help="give the path of a python, e.g. /opt/venv/bin/python",
+        )
+    return python
+
+
 def backend_for(
     args: argparse.Namespace, argv: Sequence[str], loaded: Loaded, console: Console
 ) -> tuple[Backend, Plan]:
@@ -171,7 +184,7 @@ def backend_for(
 
         local = LocalBackend(root=cache_dir(env), env=env, locks=loaded.root / "images" / "locks")
         if args.python:
-            stack = local.given(Path(args.python))
+            stack = local.given(Path(interpreter(args.python, argv)))
             scens = [loaded.scenarios[s] for s in sorted({c.scenario for c in plan.cells})]
             plan = replace(plan, cells=tuple(cells_for(stack, scens, loaded.kb, plan.driver)))
         return local, plan
@@ -553,14 +566,7 @@ def cmd_doctor(args: argparse.Namespace, argv: Sequence[str]) -> int:
     from harness import doctor
 
     catalog = catalog_of(matrix_of(args))
-    python = args.python or sys.executable
-    if not os.path.isfile(python) or not os.access(python, os.X_OK):  # a folder is X_OK too
-        raise ConfigError(
-            f"--python {python} is not an executable interpreter"
-            + (" (it is a folder)" if os.path.isdir(python) else ""),
-            where=argv_where(argv, "--python"),
-            help="give the path of a python, e.g. /opt/venv/bin/python",
-        )
+    python = interpreter(args.python or sys.executable, argv)
     kb = parse_knowledge(read_knowledge_docs())
     report = doctor.run(python=python, env=os.environ, kb=kb, catalog=catalog)
     if args.format == "json":

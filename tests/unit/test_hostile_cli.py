@@ -146,3 +146,16 @@ def test_results_that_is_a_file_is_bad_input_before_anything_runs(
     assert f"--results {target} is a file, not a folder" in res.stderr
     assert "Traceback" not in res.stderr
     assert target.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("command", [("build",), ("run", "--dry-run"), ("reproduce", "x/baseline")])
+def test_a_python_that_is_no_file_is_bad_input_for_the_local_backend(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """--python naming nothing, or a folder: exit 2, as doctor says it (it was exit 3, "could
+    not be inspected", as for an interpreter that fails)."""
+    for python in (tmp_path / "none", tmp_path):
+        res = harness_cli(*command, "--backend", "local", "--python", str(python), timeout=120)
+        assert res.returncode == 2, res.stdout + res.stderr
+        assert f"--python {python} is not an executable interpreter" in res.stderr
+        assert "Traceback" not in res.stderr
