@@ -13,6 +13,7 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -162,7 +163,10 @@ def selected(plan: Plan, args: argparse.Namespace, argv: Sequence[str]) -> Plan:
 
 def interpreter(python: str, argv: Sequence[str]) -> str:
     """--python, where it names an executable file (not yet whether it is a Python 3: what runs
-    it says so); else bad input, exit 2."""
+    it says so), a bare name found on PATH as a shell finds it (`--python python3.11`); else bad
+    input, exit 2."""
+    if os.sep not in python:
+        python = shutil.which(python) or python
     if not os.path.isfile(python) or not os.access(python, os.X_OK):  # a folder is X_OK too
         raise ConfigError(
             f"--python {python} is not an executable interpreter"

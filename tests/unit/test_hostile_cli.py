@@ -3,6 +3,8 @@ correct behaviour; no traceback, no escape sequence of an interpreter on the ter
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -159,3 +161,11 @@ def test_a_python_that_is_no_file_is_bad_input_for_the_local_backend(
         assert res.returncode == 2, res.stdout + res.stderr
         assert f"--python {python} is not an executable interpreter" in res.stderr
         assert "Traceback" not in res.stderr
+
+
+def test_a_python_named_bare_is_found_on_path() -> None:
+    """`--python python3` is the interpreter a shell would run (PATH), not ./python3."""
+    res = harness_cli("doctor", "--python", "python3", "--format", "json", timeout=300)
+    assert res.returncode in (0, 1), res.stderr  # a report (1: something will fail here)
+    assert "not an executable interpreter" not in res.stderr
+    assert json.loads(res.stdout)["interpreter"]["path"] == shutil.which("python3")
