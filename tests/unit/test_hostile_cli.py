@@ -139,8 +139,8 @@ def test_drivers_checks_the_profile_it_is_given() -> None:
 def test_results_that_is_a_file_is_bad_input_before_anything_runs(
     tmp_path: Path, argv: tuple[str, ...]
 ) -> None:
-    """--results names a file: exit 2 saying so (it was a FileExistsError's traceback when the
-    journal's folder was made, after the stacks were prepared), and the file is left whole."""
+    """--results names a file: exit 2 saying so (it was a FileExistsError's traceback when
+    plan.json was written into it, before the first cell), and the file is left whole."""
     target = tmp_path / "journal-here"
     target.write_text("mine\n")
     res = harness_cli(*argv, "--results", str(target), timeout=120)
