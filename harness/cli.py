@@ -327,11 +327,12 @@ def results_folder(profile: str) -> str:
     return "reports/results" if profile == DEFAULT_PROFILE else f"reports/{profile}/results"
 
 
-def journal_folder(args: argparse.Namespace, argv: Sequence[str], *, dry: bool) -> None:
+def journal_folder(args: argparse.Namespace, argv: Sequence[str], *, look: bool) -> None:
     """--results, where the journal goes: a file there, or a folder that cannot be written, is
-    bad input (exit 2) before anything is built or run; a dry run only looks (it makes nothing)."""
+    bad input (exit 2) before anything is built or run. `look`: only look (a file there), make
+    nothing yet: a command refused for another reason leaves no folder behind."""
     path, help = Path(args.results), "give --results a folder you can write to"
-    if not dry:
+    if not look:
         writable_dir(path, "--results")
     elif path.exists() and not path.is_dir():
         raise ConfigError(
@@ -347,7 +348,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     console = Console()
     backend, plan = backend_for(args, argv, loaded, console)
     args.results = args.results or results_folder(plan.profile)
-    journal_folder(args, argv, dry=args.dry_run)
+    journal_folder(args, argv, look=True)
     plan = selected(plan, args, argv)
     jobs = jobs_of(args, argv, plan)
     if args.disk_budget:
@@ -380,6 +381,7 @@ def cmd_run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             help="run it on the GPU host; without --require-gpu the cells run with cpu evidence "
             "(GPU stages skipped), which is what a machine without a GPU can show",
         )
+    journal_folder(args, argv, look=False)
     _sweep(backend, console)
     atomic_write(Path(args.results) / "plan.json", render(plan, "json"))
     results, hits = run_plan(plan, _loop(args, loaded, backend, force=args.rerun, jobs=jobs))
@@ -399,7 +401,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
     console = Console()
     backend, plan = backend_for(args, argv, loaded, console)
     args.results = args.results or results_folder(plan.profile)
-    journal_folder(args, argv, dry=False)
+    journal_folder(args, argv, look=True)
     ids = [c.id for c in plan.cells]
     if args.cell not in ids:
         raise ConfigError(
@@ -408,6 +410,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: Sequence[str]) -> int:
             help=choice_help(args.cell, ids, "cells"),
         )
     plan = replace(plan, cells=tuple(c for c in plan.cells if c.id == args.cell))
+    journal_folder(args, argv, look=False)
     probe: list[ProbeRun] = []
     results, _ = run_plan(plan, _loop(args, loaded, backend, force=True, keep=probe.append))
     if not results:
