@@ -31,10 +31,11 @@ import requests
 import urllib3
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from docker.models.containers import Container
+from docker.utils import parse_host
 
 from harness import proc
 from harness.backends import PrepareFailed
-from harness.errors import HarnessError, MachineFault
+from harness.errors import ConfigError, HarnessError, MachineFault
 from harness.fs import atomic_write
 from harness.model import DockerfilePlan, Finished, Mount
 
@@ -123,6 +124,14 @@ def connect(env: Mapping[str, str]) -> docker.DockerClient:
         raise EngineUnreachable(
             f"cannot reach the Docker engine at {host}: no such socket", help=_START_HELP
         )
+    try:  # the address alone, nothing reached yet (docker-py's own parser)
+        parse_host(host)
+    except (ValueError, DockerException) as exc:  # "Port out of range", "Invalid bind address"
+        raise ConfigError(
+            f"DOCKER_HOST={host!r} is not an address the Docker client can use: {exc}",
+            help="unset DOCKER_HOST for the local engine, or set it to unix:///path/docker.sock, "
+            "tcp://HOST:PORT or ssh://USER@HOST",
+        ) from None
     client = None
     try:
         client = docker.DockerClient(base_url=host, timeout=PING_TIMEOUT)

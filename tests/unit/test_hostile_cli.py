@@ -169,3 +169,25 @@ def test_a_python_named_bare_is_found_on_path() -> None:
     assert res.returncode in (0, 1), res.stderr  # a report (1: something will fail here)
     assert "not an executable interpreter" not in res.stderr
     assert json.loads(res.stdout)["interpreter"]["path"] == shutil.which("python3")
+
+
+@pytest.mark.parametrize(
+    "host", ["tcp://256.1.1.1:99999", "tcp://[::1", "garbage", "tcp://h", "\x1b]0;pwned\x07"]
+)
+def test_a_docker_host_that_is_no_address_is_bad_input(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str
+) -> None:
+    """DOCKER_HOST that docker-py cannot parse: exit 2 naming it (escaped), no traceback (it was
+    urllib's ValueError or docker-py's DockerException); one it parses but cannot reach stays
+    the engine's fault (exit 3)."""
+    monkeypatch.setenv("DOCKER_HOST", host)
+    cell = f"{TORCH_STACK.slug}/baseline"
+    res = harness_cli("run", "--cell", cell, "--results", str(tmp_path / "r"), timeout=120)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "is not an address the Docker client can use" in res.stderr
+    assert "Traceback" not in res.stderr
+    for raw in RAW:
+        assert raw not in res.stderr
+    monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+    res = harness_cli("run", "--cell", cell, "--results", str(tmp_path / "r"), timeout=120)
+    assert res.returncode == 3 and "cannot reach the Docker engine" in res.stderr, res.stderr
