@@ -33,7 +33,7 @@ def version_key(text: str) -> tuple[int, tuple[Any, ...]]:
 
 _PLAIN = re.compile(r"[0-9]+(?:\.[0-9]+)*", re.ASCII)
 _BARE = ((2,), (0,), (1,), (0,))  # pre, post, dev and local of a bare release
-_PLAIN_LINES = re.compile(r"[0-9]+(?:\.[0-9]+)*(?:\n[0-9]+(?:\.[0-9]+)*)*", re.ASCII)
+_PLAIN_LINES = re.compile(rf"{_PLAIN.pattern}(?:\n{_PLAIN.pattern})*", re.ASCII)  # one a line
 
 
 def version_keys(texts: Sequence[str]) -> list[Any]:

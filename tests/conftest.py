@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import pytest
@@ -32,6 +34,15 @@ TORCH_STACK = Stack(
     python="3.11",
     base="offline",
 )
+
+
+def load_tool(name: str) -> ModuleType:
+    """tools/<name>.py as a module (the tools are scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def harness_cli(*args: str, timeout: float = 5000) -> subprocess.CompletedProcess[str]:

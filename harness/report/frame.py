@@ -34,7 +34,6 @@ from harness.model import (
     major_minor,
     stack_slug,
     verdict_text,
-    version_key,
     version_keys,
 )
 from harness.report.safe import cell_id_ok, clean, shell
@@ -396,21 +395,19 @@ def _stack_order(stacks: Mapping[str, tuple[str, ...]]) -> list[str]:
     slugs = list(stacks)
     fw, version, cuda, cudnn, python, base = (list(c) for c in zip(*stacks.values(), strict=True))
     cudnn = each_once(major_minor, cudnn)
-    keys = [_ranks(slugs), _ranks(base), _ranks(python, version_key)]
-    keys += [_ranks(cudnn, version_key), _ranks(cuda, version_key)]
-    keys += [_ranks(version, version_key), _ranks(fw)]
+    keys = [_ranks(slugs), _ranks(base), _ranks(python, version_keys)]
+    keys += [_ranks(cudnn, version_keys), _ranks(cuda, version_keys)]
+    keys += [_ranks(version, version_keys), _ranks(fw)]
     return [slugs[i] for i in np.lexsort(keys).tolist()]
 
 
-def _ranks(values: list[str], key: Callable[[str], Any] | None = None) -> Any:
-    """Each value's place among the distinct values sorted by `key` (by the text itself without
-    one; equal keys, equal places)."""
-    codes, distinct = pd.factorize(np.array(values, dtype=object), sort=key is None)
-    if key is None:
+def _ranks(values: list[str], keys_of: Callable[[list[str]], list[Any]] | None = None) -> Any:
+    """Each value's place among the distinct values sorted by the keys `keys_of` gives them (by
+    the text itself without it; equal keys, equal places)."""
+    codes, distinct = pd.factorize(np.array(values, dtype=object), sort=keys_of is None)
+    if keys_of is None:
         return codes
-    keys = (
-        version_keys(distinct.tolist()) if key is version_key else list(map(key, distinct.tolist()))
-    )
+    keys = keys_of(distinct.tolist())
     place, last, n = np.empty(len(keys), dtype=np.int64), None, -1
     for i in sorted(range(len(keys)), key=keys.__getitem__):
         if keys[i] != last:

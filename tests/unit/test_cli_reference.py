@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
@@ -12,17 +11,13 @@ from types import ModuleType
 import pytest
 
 from harness.cli import COMMANDS
-from tests.conftest import ROOT
+from tests.conftest import ROOT, load_tool
 
 PAGE = ROOT / "docs" / "cli.md"
 
 
 def reference() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("cli_reference", ROOT / "tools/cli_reference.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("cli_reference")
 
 
 def test_the_page_is_what_the_parser_renders() -> None:

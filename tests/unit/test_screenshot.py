@@ -12,15 +12,11 @@ from types import ModuleType
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, load_tool
 
 
 def tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("screenshot", ROOT / "tools/screenshot.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("screenshot")
 
 
 def size(png: bytes) -> tuple[int, int]:

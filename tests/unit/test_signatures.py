@@ -26,7 +26,7 @@ from harness.signatures import (
     parse_catalog,
     read_catalog,
 )
-from tests.conftest import ROOT
+from tests.conftest import ROOT, load_tool
 from tests.unit.golden import check_golden
 
 CATALOG = read_catalog(ROOT / "scenarios" / "signatures.yaml")
@@ -472,12 +472,7 @@ def test_nvml_codes_are_read_from_the_table_like_cudas() -> None:
 
 def test_the_nvml_rows_come_from_pynvml() -> None:
     """tools/nvidia_errors.py reads pynvml.py's constants and the texts its NVMLError prints."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("nvidia_errors", ROOT / "tools/nvidia_errors.py")
-    assert spec is not None and spec.loader is not None
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+    tool = load_tool("nvidia_errors")
     source = (
         "NVML_ERROR_DRIVER_NOT_LOADED         = 9\n"
         "NVML_ERROR_IN_USE                    = 19\n"
