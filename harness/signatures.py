@@ -95,6 +95,11 @@ _MASK = re.compile(r"0x[0-9a-fA-F]+|(?:/[\w.+-]+)+/?|\d+(?:\.\d+)*")
 _TRACEBACK = b"Traceback (most recent call last):"
 _TRACEBACK_BYTES = 1 << 16  # of a traceback, looked through for its last frame
 _TRACEBACK_LINES = 64  # lines after the last frame looked through for the exception line
+# An exception line by its shape: the exception's (dotted) name, a colon, its message. It ends
+# the traceback even where indented lines follow it: TensorFlow's "...errors_impl.UnknownError:
+# 2 root error(s) found." lists each root error indented under it ("  (0) Unknown: Failed to get
+# convolution algorithm..."), then "0 successful operations." (tensorflow/python/client/session.py)
+_EXCEPTION_LINE = re.compile(rb"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt): ")
 # "panic": Go's runtime (the device plugin, the container toolkit) and Rust's ("panicked at")
 _ERRORISH = (b"error", b"exception", b"fatal", b"abort", b"failed", b"killed", b"panic")
 _ERRORISH_LONGEST = max(map(len, _ERRORISH))
@@ -643,7 +648,11 @@ class _Scan:
             stop = len(data) if stop < 0 else stop
             raw = data[pos:stop].rstrip(b"\r")
             follows = data[stop + 1 : stop + 2]
-            if raw and raw[:1] not in b" \t" and follows not in (b" ", b"\t"):
+            if (
+                raw
+                and raw[:1] not in b" \t"
+                and (follows not in (b" ", b"\t") or _EXCEPTION_LINE.match(raw))
+            ):
                 break
             pos = stop + 1
         else:

@@ -177,6 +177,7 @@ LEGACY = [
         "cudaErrorNoKernelImageForDevice",
         "no kernel image is available for execution on the device",
     ),
+    (77, "cudaErrorIllegalAddress", "an illegal memory access was encountered"),
 ]
 
 _ENTRY = re.compile(

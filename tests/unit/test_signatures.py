@@ -1884,6 +1884,63 @@ THIRTY_SECOND_ROUND = [
       "The kernel execution failed because the CUDA driver timeout was encountered."],
      "timeout"),
 ]  # fmt: skip
+THIRTY_THIRD_ROUND = [
+    (["Error at line 124 of c:\\users\\sam\\lighthouse2\\lib\\rendercore_optix7\\rendercore.cpp:",
+      "optixInit()", "OPTIX_ERROR_UNSUPPORTED_ABI_VERSION (7801)"], "driver_too_old"),
+    (["/root/code/EnvGS/submodule/diff-surfel-tracing/optix_tracer/optix_wrapper.cpp:175 Optix "
+      "Error: 'Unsupported ABI version'", "Segmentation fault"], "driver_too_old"),
+    (["Optix call (optixInit()) failed with code 7801 (line 150)",
+      "terminate called without an active exception"], "driver_too_old"),
+    (["Uncaught exception: Optix call 'optixInit()' failed."], "driver_too_old"),
+    (['Unable to dynamically load the "cudnn" shared library - searched for library names: '
+      '["libcudnn.so", "libcudnn64.so", "libcudnn.so.11"]'], "cudnn_missing"),
+    (['Unable to dynamically load the "cublas" shared library - searched for library names: '
+      '["cublas", "cublas64", "cublas64_12"]'], "cuda_runtime_missing"),
+    (['panicked at src\\lib.rs:181:5: Unable to dynamically shared library - searched for library '
+      'names: ["cufft64.dll", "cufft64_13.dll"]'], "cuda_runtime_missing"),
+    (["Error: Could not load library libcudnn_cnn_infer.so.8"], "cudnn_missing"),
+    (['CUDA error at /libnd4j/blas/cuda/NativeOps.cu:1861 code=77(<unknown>) "dZ"',
+      "Exception in thread \"main\" java.lang.RuntimeException: cudaStreamSynchronize(...) "
+      "failed"], "illegal_memory_access"),
+    (["Cuda driver error 804 in call at file",
+      "'/home/u/lammps/lib/gpu/geryon/nvd_device.h' in line 333."], "driver_too_old"),
+    (["std/barrier(16): catastrophic error: #error directive: \"CUDA synchronization primitives "
+      "are only supported for sm_70 and up.\""], "arch_unsupported"),
+    (["jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: cuSolver has not been "
+      "initialized"], "gpu_oom"),
+    (["CUDA error !!!!! <out of memory> !!!!! ", "at CUDA call error code: # 2402"], "gpu_oom"),
+    (["22/11/10 13:59:15 | INFO | root | Failed (CUDA out of memory) on sequence hipAB-900 of "
+      "length 918."], "gpu_oom"),
+    (["RuntimeError: cuda_malloc(): out of memory!"], "gpu_oom"),
+]  # fmt: skip
+THIRTY_FOURTH_ROUND = [
+    (["[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)",
+      "==== backtrace (tid:   3095) ====", " 1 0x000000000008170d ncclGroupEnd()  ???:0"],
+     "shm_exhausted"),
+    (["2020-02-23 02:17:51.838293: I tensorflow/stream_executor/platform/default/dso_loader.cc:53] "
+      "Could not dlopen library 'libcuda.so.1'; dlerror: libcuda.so.1: cannot open shared object "
+      "file: No such file or directory; LD_LIBRARY_PATH: /.singularity.d/libs",
+      "2020-02-23 02:17:51.838316: E tensorflow/stream_executor/cuda/cuda_driver.cc:318] failed "
+      "call to cuInit: UNKNOWN ERROR (303)"], "container_gpu_access"),
+    (["ValueError: Error when loading parameters from params_shard_46.bin: [13:57:02] /workspace/"
+      "tvm/src/runtime/cuda/cuda_device_api.cc:129: InternalError: Check failed: (e == "
+      "cudaSuccess || e == cudaErrorCudartUnloading) is false: CUDA: out of memory"], "gpu_oom"),
+    (["AssertionError: Trying to use CUDA, but CUDA is not available."], "no_gpu_or_driver"),
+    (["CUDA not available - defaulting to CPU. Note: This module is much faster with a GPU."],
+     "no_gpu_or_driver"),
+    (["Nvcc fatal : Value \u2018sm_75\u2019 is not defined for option "
+      "\u2018gpu-architecture\u2019"], "arch_unsupported"),
+    (["RuntimeError: [TM][ERROR] CUDA runtime error: API call is not supported in the installed "
+      "CUDA driver /lmdeploy/src/turbomind/utils/allocator.h:163 "], "driver_too_old"),
+    (["Faiss assertion 'err__ == cudaSuccess' failed in virtual void faiss::gpu::"
+      "StandardGpuResourcesImpl::initializeForDevice(int) at /project/faiss/faiss/gpu/"
+      "StandardGpuResources.cpp:312; details: CUDA error 2 out of memory"], "gpu_oom"),
+    (["RuntimeError: Error in void faiss::gpu::allocMemorySpaceV(faiss::gpu::MemorySpace, void**, "
+      "size_t) at gpu/utils/MemorySpace.cpp:26: Error: 'err == cudaSuccess' failed: failed to "
+      "cudaMalloc 47064032 bytes (error 2 out of memory)"], "gpu_oom"),
+    (["fail type FlatData dev 2 space Device stream 0 size 2764800000 bytes (cudaMalloc error out "
+      "of memory [2])"], "gpu_oom"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1914,6 +1971,8 @@ LATER_ROUNDS = [
     *THIRTIETH_ROUND,
     *THIRTY_FIRST_ROUND,
     *THIRTY_SECOND_ROUND,
+    *THIRTY_THIRD_ROUND,
+    *THIRTY_FOURTH_ROUND,
 ]
 
 
@@ -2146,6 +2205,46 @@ def test_a_traceback_ends_in_an_error_line_whatever_its_words() -> None:
     # handled, and followed by a later error line: that one is decisive
     later = [*log, "During the epoch: RuntimeError: the loss is nan"]
     assert verdict_of(*later)[1] == "During the epoch: RuntimeError: the loss is nan"
+
+
+def test_warps_error_36_is_not_read_as_a_driver_too_old() -> None:
+    """cudaErrorCallRequiresNewerDriver's text is a driver too old where torch or TurboMind print
+    it, not where Warp's entry-point lookup failed on a newer driver (a Warp bug)."""
+    warp = (
+        "Warp CUDA error 36: API call is not supported in the installed CUDA driver (in function "
+        "cuda_init, /builds/omniverse/warp/warp/native/warp.cu:279)"
+    )
+    assert verdict_of(warp)[0] != "driver_too_old"
+    torch_line = "RuntimeError: CUDA error: API call is not supported in the installed CUDA driver"
+    assert verdict_of(torch_line)[0] == "driver_too_old"
+
+
+def test_an_exception_line_with_indented_lines_under_it_ends_its_traceback() -> None:
+    """TensorFlow lists each root error indented under the exception line, then "0 successful
+    operations.": the exception line ends the traceback (an unindented line followed by an
+    indented one is otherwise a frame a terminal wrapped), so the cause under it is decisive,
+    not the count after it."""
+    got = verdict_of(
+        "Traceback (most recent call last):",
+        '  File "session.py", line 1356, in _do_call',
+        "    return fn(*args)",
+        "tensorflow.python.framework.errors_impl.UnknownError: 2 root error(s) found.",
+        "  (0) Unknown: Failed to get convolution algorithm. This is probably because cuDNN failed "
+        "to initialize, so try looking to see if a warning log message was printed above.",
+        "         [[{{node conv2d_7/Conv2D}}]]",
+        "0 successful operations.",
+        "0 derived errors ignored.",
+    )
+    assert got[0] == "cudnn_init_failure"
+    # a name and a colon make it the exception line; a wrapped frame's rest does not
+    wrapped = verdict_of(
+        "Traceback (most recent call last):",
+        '  File "/very/long/path/site-p',
+        'ackages/mylib/core.py", line 9, in run',
+        "    raise StatusNotPermitted()",
+        "mylib.StatusNotPermitted",
+    )
+    assert wrapped[:2] == ("unknown", "mylib.StatusNotPermitted")
 
 
 @pytest.mark.parametrize("cut", ["before its frames", "between its frames", "before the line"])
