@@ -1941,6 +1941,15 @@ THIRTY_FOURTH_ROUND = [
     (["fail type FlatData dev 2 space Device stream 0 size 2764800000 bytes (cudaMalloc error out "
       "of memory [2])"], "gpu_oom"),
 ]  # fmt: skip
+THIRTY_FIFTH_ROUND = [
+    (["FATAL: Error inserting nvidia (/lib/modules/2.6.18-194.11.3.el5/kernel/drivers/video/"
+      "nvidia.ko): No such device", "NVIDIA: failed to load the NVIDIA kernel module.",
+      "Failed to allocate an RM client"], "no_gpu_or_driver"),
+    (["ERROR: Failed to run `/usr/sbin/dkms build -m nvidia -v 418.40.04 -k",
+      "       5.3.0-1020-azure`: "], "no_gpu_or_driver"),
+    (["NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
+      "   [[ System not yet initialized (error 802) ]]"], "fabric_manager_not_running"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1973,6 +1982,7 @@ LATER_ROUNDS = [
     *THIRTY_SECOND_ROUND,
     *THIRTY_THIRD_ROUND,
     *THIRTY_FOURTH_ROUND,
+    *THIRTY_FIFTH_ROUND,
 ]
 
 
