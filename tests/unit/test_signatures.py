@@ -1950,6 +1950,12 @@ THIRTY_FIFTH_ROUND = [
     (["NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
       "   [[ System not yet initialized (error 802) ]]"], "fabric_manager_not_running"),
 ]  # fmt: skip
+THIRTY_SIXTH_ROUND = [
+    (["docker: Error response from daemon: failed to create task for container: failed to create "
+      "shim task: OCI runtime create failed: failed to create NVIDIA Container Runtime: failed to "
+      "construct OCI spec modifier: requirements not met: unsatisfied condition: cuda>=12.2 "
+      "(cuda=11.4): unknown."], "driver_too_old"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1983,6 +1989,7 @@ LATER_ROUNDS = [
     *THIRTY_THIRD_ROUND,
     *THIRTY_FOURTH_ROUND,
     *THIRTY_FIFTH_ROUND,
+    *THIRTY_SIXTH_ROUND,
 ]
 
 
