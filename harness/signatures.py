@@ -622,8 +622,9 @@ class _Scan:
         whatever its words: `libcudnn.cudnnStatusArchMismatch` or `KeyboardInterrupt` say
         "error" nowhere. It is the decisive line of an `unknown` when no later error was seen.
         The exception line is the first line after the last frame that is not indented and not
-        followed by an indented line (a frame's line wrapped by a terminal is). A traceback the
-        block ends inside goes on in the next block: its frames, then its exception line."""
+        followed by an indented line (a frame's line wrapped by a terminal is), or that has an
+        exception's shape (_EXCEPTION_LINE) whatever follows it. A traceback the block ends
+        inside goes on in the next block: its frames, then its exception line."""
         went_on, self.in_traceback = self.in_traceback, False
         at = data.rfind(_TRACEBACK)
         if at >= 0:
