@@ -58,6 +58,15 @@ _PREFIX = re.compile(
 # Docker Compose's prefix on each line of a service's output ("ollama  | ", "api-1  | "; v1
 # wrote "api_1  | "): the line after it is the program's own, with its own log prefix.
 _COMPOSE = re.compile(r"[A-Za-z0-9][\w.-]*\s+\| ")
+# A program that relays another's output through absl/glog logging writes its own prefix, at
+# its own level, before each relayed line with that line's prefix (AlphaFold's run_docker.py:
+# logging.info of each container line, "I0725 13:13:22.066839 1397 run_docker.py:200]
+# 2021-07-25 03:13:22.065889: E external/.../cuda_driver.cc:625] failed to ..."): the relayed
+# line is the message, at its own level.
+_RELAY = re.compile(
+    r"\s*[IWEF]\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]\s*"
+    r"(?=\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d\S*:? [IWEF] |[IWEF]\d{4} [\d:.]+\s+\d+\s+\S+:\d+\])"
+)
 # Typographic quotes, as a forum or a word processor turns a log's ' and " into them
 # ("couldn\u2018t communicate"): read as the plain ones the messages have.
 _QUOTES: tuple[tuple[bytes, bytes], ...] = (
@@ -261,12 +270,20 @@ def normalize(line: str) -> str:
 
 
 def _uncomposed(text: str) -> str:
-    """`text` without Docker Compose's service prefix, if it has one."""
+    """`text` without Docker Compose's service prefix, if it has one, and without a relaying
+    logger's prefix before a relayed log line (_RELAY)."""
     if "| " in text[:80]:
         m = _COMPOSE.match(text)
         if m is not None:
+            text = text[m.end() :]
+    if text.lstrip()[:1] in _LEVELS:
+        m = _RELAY.match(text)
+        if m is not None:
             return text[m.end() :]
     return text
+
+
+_LEVELS = frozenset("IWEF")
 
 
 def fingerprint(line: str) -> str:

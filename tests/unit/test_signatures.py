@@ -1956,6 +1956,36 @@ THIRTY_SIXTH_ROUND = [
       "construct OCI spec modifier: requirements not met: unsatisfied condition: cuda>=12.2 "
       "(cuda=11.4): unknown."], "driver_too_old"),
 ]  # fmt: skip
+THIRTY_SEVENTH_ROUND = [
+    (["Exception: Error synchronizing on event for CCMA: CUDA error (700) at /home/u/OpenMM-7.1.1-"
+      "Source/platforms/cuda/src/CudaIntegrationUtilities.cpp:736"], "illegal_memory_access"),
+    (["AMGX ERROR: Error initializing amgx core.",
+      "Failed while initializing CUDA runtime in cudaRuntimeGetVersion"], "no_gpu_or_driver"),
+    (["RuntimeError: Error in faiss::gpu::GpuIndex::GpuIndex(faiss::gpu::GpuResources*, int, "
+      "faiss::MetricType, float, faiss::gpu::GpuIndexConfig) at gpu/GpuIndex.cu:49: Error: "
+      "'device_ < getNumDevices()' failed: Invalid GPU device 1"], "invalid_device_ordinal"),
+    (["Faiss assertion 'cudaMalloc(p, size) == cudaSuccess' failed in void faiss::gpu::"
+      "allocMemorySpace(faiss::gpu::MemorySpace, void**, size_t) at utils/MemorySpace.cpp:20; "
+      "details: Failed to cudaMalloc 16000000000 bytes", "Aborted"], "gpu_oom"),
+    (["gpu-st-p4d-24xlarge-25:15647:15647 [0] external/nccl_archive/src/init.cc:1075 NCCL WARN "
+      "Cuda failure 'out of memory'",
+      "2022-10-13 04:16:09.849660: E external/org_tensorflow/tensorflow/compiler/xla/pjrt/"
+      "pjrt_stream_executor_client.cc:2130] Execution of replica 0 failed: INTERNAL: external/"
+      "org_tensorflow/tensorflow/compiler/xla/service/gpu/nccl_utils.cc:266: NCCL operation "
+      "ncclCommInitRank(comm.get(), nranks, id, rank) failed: unhandled cuda error"], "gpu_oom"),
+    (["ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.",
+      "Memory on the node (IP: 192.168.0.107, ID: fc2b) where the task (actor ID: f9cc, "
+      "name=SimEnv.__init__, pid=4331, memory used=2.22GB) was running was 59.49GB / 62.58GB "
+      "(0.950744), which exceeds the memory usage threshold of 0.95."], "host_oom"),
+    # AlphaFold's run_docker.py relays each container line through absl at INFO
+    (["I0725 13:13:22.066373 139761799472960 run_docker.py:200] 2021-07-25 03:13:22.065889: W "
+      "external/org_tensorflow/tensorflow/stream_executor/gpu/asm_compiler.cc:235] Falling back "
+      "to the CUDA driver for PTX compilation; ptxas does not support CC 8.6",
+      "I0725 13:13:22.066839 139761799472960 run_docker.py:200] 2021-07-25 03:13:22.066559: E "
+      "external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_driver.cc:625] failed to get "
+      "PTX kernel \"shift_right_logical_3\" from module: CUDA_ERROR_NOT_FOUND: named symbol not "
+      "found"], "arch_unsupported"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -1990,6 +2020,7 @@ LATER_ROUNDS = [
     *THIRTY_FOURTH_ROUND,
     *THIRTY_FIFTH_ROUND,
     *THIRTY_SIXTH_ROUND,
+    *THIRTY_SEVENTH_ROUND,
 ]
 
 
@@ -2048,6 +2079,13 @@ LATER_ROUNDS = [
         # the loader going on without a library LD_PRELOAD names
         ["ERROR: ld.so: object 'libcaffe2_gpu.so' from LD_PRELOAD cannot be preloaded (cannot "
          "open shared object file): ignored."],
+        # DGL without its optional tensor adapter for the installed torch (0.6-0.8, and later)
+        ["[23:48:28] //dgl/src/runtime/tensordispatch.cc:43: TensorDispatcher: dlopen failed: "
+         "/env/lib/python3.8/site-packages/dgl/tensoradapter/pytorch/libtensoradapter_pytorch_"
+         "1.9.0.so: cannot open shared object file: No such file or directory"],
+        ["[10:07:13] /opt/dgl/src/runtime/tensordispatch.cc:43: Could not open file: "
+         "libtensoradapter_pytorch_2.1.0.so: cannot open shared object file: No such file or "
+         "directory. This does not affect DGL's but might impact its performance."],
     ],
 )  # fmt: skip
 def test_backends_and_optimizations_a_run_does_without_are_noise(lines: list[str]) -> None:
