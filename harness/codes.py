@@ -104,9 +104,21 @@ def wrapper_patterns(
         for code, row in sorted(by_code(rows, api).items()):
             codes.setdefault(str(row.signature), []).append(code)
         for sig, nums in codes.items():
-            # \b where (?!\d) was: RE2 has no look-ahead (so "2x" no longer ends a code 2)
-            regex = p.regex.replace(CODE, "0*(?:" + "|".join(map(str, nums)) + ")\\b")
-            hexes = "|".join(f"{n:x}" for n in nums)
-            regex = regex.replace(HEX_CODE, "0[xX]0*(?i:" + hexes + ")\\b")
+            nums_rx = "0*(?:" + "|".join(map(str, nums)) + ")"
+            hex_rx = "0[xX]0*(?i:" + "|".join(f"{n:x}" for n in nums) + ")"
+            regex = _ended(p.regex, CODE, nums_rx, "(?:[^0-9]|$)")
+            regex = _ended(regex, HEX_CODE, hex_rx, "(?:[^0-9a-fA-F]|$)")
             out.append((Pattern(needle=p.needle, regex=regex), sig))
     return tuple(out)
+
+
+def _ended(regex: str, token: str, codes: str, end: str) -> str:
+    """`token` in `regex` replaced by `codes`, where a code ends: \\b where (?!\\d) was before
+    RE2, which has no look-ahead; at the end of the regex (a `\\b` of its own included), `end`:
+    any character but a digit, or the line's end, as (?!\\d) said. A letter may follow a code
+    there: ollama's C message runs into the next Go log line without its newline ("failed to
+    get device context 46time=2024-09-04T...")."""
+    for tail in (token + "\\b", token):
+        if regex.endswith(tail):
+            return regex[: -len(tail)] + codes + end
+    return regex.replace(token, codes + "\\b")

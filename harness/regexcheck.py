@@ -175,12 +175,19 @@ def _nesting(seq: list[Any], outer: int) -> str | None:
     return None
 
 
+def _fold(c: int) -> str:
+    """A character as the pre-filter sees it: the classifier lower-cases a log's bytes, which
+    folds ASCII letters only (a needle's "ж" is not found in a line's "Ж")."""
+    ch = chr(c)
+    return ch.lower() if ch.isascii() else ch
+
+
 def _char(op: Any, av: Any) -> str | None:
     """The lower-case character a node matches when it is one letter in any case."""
     if op is _C.LITERAL:
-        return chr(av).lower()
+        return _fold(av)
     if op is _C.IN and av and all(o is _C.LITERAL for o, _ in av):
-        chars = {chr(c).lower() for _, c in av}
+        chars = {_fold(c) for _, c in av}
         return chars.pop() if len(chars) == 1 else None
     return None
 
@@ -206,7 +213,7 @@ def _texts(seq: list[Any]) -> list[str] | None:
                     return None
                 parts += sub
         elif op is _C.IN and av and all(o is _C.LITERAL for o, _ in av):
-            parts = sorted({chr(c).lower() for _, c in av})  # [ab]: a or b
+            parts = sorted({_fold(c) for _, c in av})  # [ab]: a or b
         elif op in REPEATS:
             sub = _texts(_children(op, av)[0])
             if sub is None:

@@ -46,11 +46,22 @@ def spoil(catalog: Path, old: str, new: str) -> tuple[int, int]:
         (r"(?<=a+)b", "b", "RE2 can run (invalid perl operator: (?<=)"),
         (r"error(?!s)", "error", "RE2 can run (invalid perl operator: (?!)"),
         ("cannot open shared object", "zzzz", "does not contain its needle"),
+        # the pre-filter lower-cases a log's bytes, ASCII letters only: "Убито" never holds
+        # "убито" there
+        ("^Убито$", "убито", "does not contain its needle"),
     ],
 )
 def test_unsafe_patterns_are_refused(regex: str, needle: str, message: str) -> None:
     why = problem(regex, needle)
     assert why is not None and message in why, why
+
+
+def test_a_needle_is_what_the_pre_filter_sees_of_a_match() -> None:
+    """ASCII letters in any case, other letters as written; a needle without the capital is
+    taken, and it fires on the line (tests/unit/test_signatures.py has the line)."""
+    assert problem("^Убито$", "бито") is None
+    assert problem("(?i:Segmentation fault)", "segmentation fault") is None
+    assert problem("Getötet", "getötet") is None
 
 
 def test_polynomial_patterns_are_linear_on_re2() -> None:

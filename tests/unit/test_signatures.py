@@ -1986,6 +1986,38 @@ THIRTY_SEVENTH_ROUND = [
       "PTX kernel \"shift_right_logical_3\" from module: CUDA_ERROR_NOT_FOUND: named symbol not "
       "found"], "arch_unsupported"),
 ]  # fmt: skip
+THIRTY_EIGHTH_ROUND = [
+    (["INFO:    Setting --writable-tmpfs (required by nvidia-container-cli)",
+      "FATAL:   container creation failed: exec: \"/usr/bin/nvidia-container-cli\": stat /usr/bin/"
+      "nvidia-container-cli: no such file or directory"], "container_gpu_access"),
+    (["$ singularity shell --nv ubuntu-latest.simg",
+      "ERROR  : Target /var/lib/singularity/mnt/final/usr/bin/nvidia-smi doesn't exist",
+      "ABORT  : Retval = 255"], "container_gpu_access"),
+    (['ERROR: could not load library "C:\\Users\\u\\.julia\\artifacts\\2ab9\\bin\\'
+      'cudnn_cnn_infer64_8.dll"', "The specified module could not be found."], "cudnn_missing"),
+    (['ERROR: could not load library "/opt/cuda/lib64/libcublas.so.10"',
+      "libcublas.so.10: cannot open shared object file: No such file or directory"],
+     "cuda_runtime_missing"),
+    (["  nvcc error   : 'cicc' died due to signal 9 (Kill signal)"], "host_oom"),
+    (["c++: fatal error: Killed signal terminated program cc1plus",
+      "compilation terminated."], "host_oom"),
+    (["Loading model...", "已杀死"], "host_oom"),
+    (["Loading model...", "Убито"], "host_oom"),
+    (["Results saved to runs/detect/exp29", "段错误"], "native_crash"),
+    (["./run.sh: line 3:  1234 Speicherzugriffsfehler  (Speicherabzug geschrieben) python x.py"],
+     "native_crash"),
+    (["Ошибка сегментирования (стек памяти сброшен на диск)"], "native_crash"),
+    (["2024/01/26 09:54:34 gpu.go:258: INFO Discovered GPU libraries: [/usr/lib/x86_64-linux-gnu/"
+      "libnvidia-ml.so.545.29.06]", "SIGSEGV: segmentation violation",
+      "PC=0x7180ec649a70 m=17 sigcode=1", "signal arrived during cgo execution"], "native_crash"),
+    (["RuntimeError: (Unavailable) Memory map failed when create shared memory.",
+      "  [Hint: Expected ptr != ((void *) -1), but received ptr:0xffffffffffffffff == ((void *) "
+      "-1):0xffffffffffffffff.] (at /paddle/paddle/fluid/memory/allocation/mmap_allocator.cc:81)"],
+     "shm_exhausted"),
+    (["Sep 04 13:10:56 FORGE ollama[841963]: cuda driver library failed to get device context "
+      "46time=2024-09-04T13:10:56.080-04:00 level=WARN source=gpu.go:400 msg=\"error looking up "
+      "nvidia GPU memory\""], "gpu_busy"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2021,6 +2053,7 @@ LATER_ROUNDS = [
     *THIRTY_FIFTH_ROUND,
     *THIRTY_SIXTH_ROUND,
     *THIRTY_SEVENTH_ROUND,
+    *THIRTY_EIGHTH_ROUND,
 ]
 
 
