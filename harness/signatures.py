@@ -67,6 +67,9 @@ _RELAY = re.compile(
     r"\s*[IWEF]\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]\s*"
     r"(?=\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d\S*:? [IWEF] |[IWEF]\d{4} [\d:.]+\s+\d+\s+\S+:\d+\])"
 )
+# BuildKit's plain progress output: each line a RUN step prints after the step's number and the
+# seconds since it started ("#12 3.456 ImportError: ..."), as `docker build` writes it to a log
+_BUILDKIT = re.compile(r"#\d+ \d+\.\d+ ")
 # Typographic quotes, as a forum or a word processor turns a log's ' and " into them
 # ("couldn\u2018t communicate"): read as the plain ones the messages have.
 _QUOTES: tuple[tuple[bytes, bytes], ...] = (
@@ -270,20 +273,25 @@ def normalize(line: str) -> str:
 
 
 def _uncomposed(text: str) -> str:
-    """`text` without Docker Compose's service prefix, if it has one, and without a relaying
-    logger's prefix before a relayed log line (_RELAY)."""
+    """`text` without the prefix a tool that passed the line on wrote before it: BuildKit's step
+    and time, Docker Compose's service, a relaying logger's own (_RELAY)."""
+    first = text[:1]
+    if first == "#":
+        m = _BUILDKIT.match(text)
+        if m is not None:
+            text = text[m.end() :]
     if "| " in text[:80]:
         m = _COMPOSE.match(text)
         if m is not None:
             text = text[m.end() :]
-    if text.lstrip()[:1] in _LEVELS:
+    if text[:1] in _RELAY_START:
         m = _RELAY.match(text)
         if m is not None:
             return text[m.end() :]
     return text
 
 
-_LEVELS = frozenset("IWEF")
+_RELAY_START = frozenset("IWEF \t")
 
 
 def fingerprint(line: str) -> str:

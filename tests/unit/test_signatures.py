@@ -2018,6 +2018,37 @@ THIRTY_EIGHTH_ROUND = [
       "46time=2024-09-04T13:10:56.080-04:00 level=WARN source=gpu.go:400 msg=\"error looking up "
       "nvidia GPU memory\""], "gpu_busy"),
 ]  # fmt: skip
+THIRTY_NINTH_ROUND = [
+    (["  Warning  Failed     10s (x2 over 10s)  kubelet            Error: failed to create "
+      "containerd task: failed to create shim task: OCI runtime create failed: could not apply "
+      "required modification to OCI specification: error modifying OCI spec: failed to inject CDI "
+      "devices: unresolvable CDI devices management.nvidia.com/gpu=GPU-e78e68c0-4e6a-737e-f9cc-"
+      "4223fe50aead"], "container_gpu_access"),
+    (["Error: container create failed: time=\"2024-11-12T14:03:56Z\" level=error msg=\"runc "
+      "create failed: unable to start container process: error during container init: error "
+      "running hook #0: error running hook: exit status 1, stdout: , stderr: nvidia-container-"
+      "cli.real: error parsing IMEX info: unsupported IMEX channel value: all\\n\""],
+     "container_gpu_access"),
+    (["Test CUDA failure common.cu:1007 'CUDA-capable device(s) is/are busy or unavailable'",
+      "[Sun Jan 11 09:52:01 2026] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required "
+      "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2874"],
+     "gpu_hardware_fault"),
+    (["/buildAgent/work/99bede84aa0a52c2/source/physx/src/gpu/PxPhysXGpuModuleLoader.cpp (148) : "
+      "internal error : libcuda.so!",
+      "[Warning] [carb.gym.plugin] Failed to create a PhysX CUDA Context Manager. Falling back to "
+      "CPU."], "no_gpu_or_driver"),
+    (["2025-04-23 20:35:34.618070: F external/xla/xla/service/gpu/autotuning/"
+      "gemm_fusion_autotuner.cc:1099] Non-OK-status: executable.status()",
+      "Status: INTERNAL: ptxas exited with non-zero error code 139, output:  - Failure occur"],
+     "native_crash"),
+    (['    raise ValueError(f"Unsupported CUDA architecture: {arch}")',
+      "ValueError: Unsupported CUDA architecture: sm120"], "arch_unsupported"),
+    # BuildKit's step and time before each line of a RUN step's output
+    (["#0 920.0 stderr: Traceback (most recent call last):",
+      '#0 920.0   File "<string>", line 1, in <module>',
+      "#0 920.0 AssertionError: Torch is not able to use GPU; add --skip-torch-cuda-test to "
+      "COMMANDLINE_ARGS variable to disable this check"], "no_gpu_or_driver"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2054,6 +2085,7 @@ LATER_ROUNDS = [
     *THIRTY_SIXTH_ROUND,
     *THIRTY_SEVENTH_ROUND,
     *THIRTY_EIGHTH_ROUND,
+    *THIRTY_NINTH_ROUND,
 ]
 
 
