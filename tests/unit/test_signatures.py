@@ -312,6 +312,19 @@ def test_the_verdict_does_not_depend_on_how_the_log_is_cut(case: str, cuts: list
     )
 
 
+def test_a_block_of_ascii_is_scanned_for_ascii_needles_and_the_others_in_theirs() -> None:
+    """An ASCII block is scanned without the needles that hold other bytes (glibc's translated
+    signal names): they cannot be in it. A block with other bytes is scanned for them all, here
+    after ASCII blocks that had no error, and after one that had."""
+    noise = b"Epoch 1/2 step 12: loss=0.1234\n" * (signatures.BLOCK // 32 + 1)
+    crash = "Results saved to runs/detect/exp29\n\u6bb5\u9519\u8bef\n".encode()
+    assert classify_chunks([noise, crash], CATALOG).signature == "native_crash"
+    oom = b"RuntimeError: CUDA error: out of memory\n"
+    assert classify_chunks([oom + noise, crash], CATALOG).signature == "gpu_oom"
+    killed = "Loading model...\n\u0423\u0431\u0438\u0442\u043e\n".encode()
+    assert classify_chunks([noise, killed], CATALOG).signature == "host_oom"
+
+
 def test_memory_stays_bounded_on_a_big_log() -> None:
     line = b"step 1234: loss=0.1234 lr=0.001 error_rate=0.02 cuda:0 mem 1234MiB\n"
     block = line * (1 << 20 // len(line))  # 1 MiB
