@@ -2062,6 +2062,24 @@ THIRTY_NINTH_ROUND = [
       "#0 920.0 AssertionError: Torch is not able to use GPU; add --skip-torch-cuda-test to "
       "COMMANDLINE_ARGS variable to disable this check"], "no_gpu_or_driver"),
 ]  # fmt: skip
+# Families found among the corpus' own misses (messages two or more threads labelled alike)
+CORPUS_MINED = [
+    (["2024-06-14 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:"
+      "282] failed call to cuInit: CUDA_ERROR_NOT_FOUND: named symbol not found"],
+     "container_gpu_access"),
+    (["RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
+      "before calling NumCudaDevices() that might have already set an error? Error 500: named "
+      "symbol not found"], "container_gpu_access"),
+    (['time="2024-03-04T16:08:34Z" level=info msg="Starting dcgm-exporter"',
+      "Error: Failed to initialize NVML",
+      'time="2024-03-04T16:08:34Z" level=fatal msg="Error starting nv-hostengine: DCGM '
+      'initialization error"'], "container_gpu_access"),
+    (["RuntimeError: Background workers died. Look for the error message further up! If there "
+      "is none then your RAM was full and the worker was killed by the OS. Use fewer workers or "
+      "get more RAM in that case!"], "host_oom"),
+    (["[11:54:41.413540][error] This program needs a CUDA-Enabled GPU (with at least compute "
+      "capablility 2.0)."], "no_gpu_or_driver"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2099,6 +2117,7 @@ LATER_ROUNDS = [
     *THIRTY_SEVENTH_ROUND,
     *THIRTY_EIGHTH_ROUND,
     *THIRTY_NINTH_ROUND,
+    *CORPUS_MINED,
 ]
 
 
