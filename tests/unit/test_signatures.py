@@ -2008,9 +2008,8 @@ THIRTY_EIGHTH_ROUND = [
       "ABORT  : Retval = 255"], "container_gpu_access"),
     (['ERROR: could not load library "C:\\Users\\u\\.julia\\artifacts\\2ab9\\bin\\'
       'cudnn_cnn_infer64_8.dll"', "The specified module could not be found."], "cudnn_missing"),
-    (['ERROR: could not load library "/opt/cuda/lib64/libcublas.so.10"',
-      "libcublas.so.10: cannot open shared object file: No such file or directory"],
-     "cuda_runtime_missing"),
+    (['ERROR: could not load library "C:\\Users\\u\\.julia\\artifacts\\7c1f\\bin\\cublas64_11.dll"',
+      "The specified module could not be found."], "cuda_runtime_missing"),
     (["  nvcc error   : 'cicc' died due to signal 9 (Kill signal)"], "host_oom"),
     (["c++: fatal error: Killed signal terminated program cc1plus",
       "compilation terminated."], "host_oom"),
