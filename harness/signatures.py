@@ -48,10 +48,12 @@ _ANSI = re.compile(
     r"|\x1b[()][A-Z0-9]|\x1b[@-_]?"
     r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
 )
+# absl/glog's line prefix: level, date, time, thread, file:line ("E0000 00:00:1712 12 x.cc:535]")
+_ABSL = r"[IWEF]\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]"
 _PREFIX = re.compile(
     r"^(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?:?\s*)?"
     r"(?:\[\d+\]\s*)?"
-    r"(?:[IWEF]\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]\s*"
+    r"(?:" + _ABSL + r"\s*"
     r"|[IWEF] (?:\S+\.(?:cc|h|cpp|c|py):\d+\]\s*)"
     r"|E\s{2,})?"
 )
@@ -64,9 +66,9 @@ _COMPOSE = re.compile(r"[A-Za-z0-9][\w.-]*\s+\| ")
 # 2021-07-25 03:13:22.065889: E external/.../cuda_driver.cc:625] failed to ..."): the relayed
 # line is the message, at its own level.
 _RELAY = re.compile(
-    r"\s*[IWEF]\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]\s*"
-    r"(?=\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d\S*:? [IWEF] |[IWEF]\d{4} [\d:.]+\s+\d+\s+\S+:\d+\])"
+    r"\s*" + _ABSL + r"\s*(?=\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d\S*:? [IWEF] |" + _ABSL + ")"
 )
+_RELAY_START = frozenset("IWEF \t")  # what a line _RELAY matches can start with
 # BuildKit's plain progress output: each line a RUN step prints after the step's number and the
 # seconds since it started ("#12 3.456 ImportError: ..."), as `docker build` writes it to a log
 _BUILDKIT = re.compile(r"#\d+ \d+\.\d+ ")
@@ -275,8 +277,7 @@ def normalize(line: str) -> str:
 def _uncomposed(text: str) -> str:
     """`text` without the prefix a tool that passed the line on wrote before it: BuildKit's step
     and time, Docker Compose's service, a relaying logger's own (_RELAY)."""
-    first = text[:1]
-    if first == "#":
+    if text[:1] == "#":
         m = _BUILDKIT.match(text)
         if m is not None:
             text = text[m.end() :]
@@ -289,9 +290,6 @@ def _uncomposed(text: str) -> str:
         if m is not None:
             return text[m.end() :]
     return text
-
-
-_RELAY_START = frozenset("IWEF \t")
 
 
 def fingerprint(line: str) -> str:
