@@ -59,11 +59,15 @@ SIGNATURE: dict[str, str] = {
     "cudaErrorUnsupportedPtxVersion": "driver_too_old",
     "CUDA_ERROR_UNSUPPORTED_PTX_VERSION": "driver_too_old",
     "cudaErrorInsufficientDriver": "driver_too_old",
-    "cudaErrorSystemDriverMismatch": "driver_too_old",
     "cudaErrorCompatNotSupportedOnDevice": "driver_too_old",
-    "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": "driver_too_old",
     "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE": "driver_too_old",
     "CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER": "driver_too_old",
+    # "a mismatch between the versions of the display driver and the CUDA driver": the libcuda
+    # loaded is not of the loaded kernel module's release (libraries upgraded without a reboot,
+    # or a container's forward-compatibility libcuda on a GPU or host that cannot use it); 8 of
+    # the 10 corpus threads that print 803 were labelled so by readers who had not seen this
+    "cudaErrorSystemDriverMismatch": "driver_library_mismatch",
+    "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH": "driver_library_mismatch",
     # "not yet ready to start any CUDA work ... all required driver daemons are actively
     # running": on NVSwitch systems, Fabric Manager (pytorch/pytorch#35710)
     "cudaErrorSystemNotReady": "fabric_manager_not_running",

@@ -2061,6 +2061,62 @@ THIRTY_NINTH_ROUND = [
       "#0 920.0 AssertionError: Torch is not able to use GPU; add --skip-torch-cuda-test to "
       "COMMANDLINE_ARGS variable to disable this check"], "no_gpu_or_driver"),
 ]  # fmt: skip
+FORTIETH_ROUND = [
+    (["/usr/lib/python3/dist-packages/torch/cuda/__init__.py:88: UserWarning: CUDA    "
+      "install.py:114",
+      "           initialization: Unexpected error from cudaGetDeviceCount(). Did you run some "
+      "cuda functions",
+      "           before calling NumCudaDevices() that might have already set an error? Error 804: "
+      "forward",
+      "           compatibility was attempted on non supported HW (Triggered internally at"],
+     "driver_too_old"),
+    (["Out of memory:Killed process 4242\uff08python\uff09total-vm:112518872kB"], "host_oom"),
+    (["RuntimeError: DataLoader worker (pid 20978) is killed by signal: Killed."], "host_oom"),
+    (["    (error_index, name)", "Exception: process 1 terminated with signal SIGKILL"],
+     "host_oom"),
+    (["[LightGBM] [Info] This is the GPU trainer!!", "Met Exceptions:", "No OpenCL device found"],
+     "no_gpu_or_driver"),
+    (["CatboostError: catboost/libs/train_lib/train_model.cpp:800: Can't load GPU learning "
+      "library. Module was not compiled or CUDA version/driver  is incompatible with package"],
+     "backend_init_failure"),
+    (["RuntimeError: Exception occured! file=/rapids/cuml/cpp/include/cuml/common/"
+      "cuml_allocator.hpp line=109: FAIL: call='cudaMalloc(&ptr, n)'. Reason:out of memory"],
+     "gpu_oom"),
+    (["\u2716 C:\\Users\\me\\AppData\\Local\\R\\win-library\\4.4\\torch/lib\\lantern.dll - "
+      "The specified procedure could not be found."], "undefined_symbol"),
+    (['docker: Error response from daemon: failed to create shim: OCI runtime create failed: '
+      'container_linux.go:380: starting container process caused: process_linux.go:545: container '
+      'init caused: rootfs_linux.go:76: mounting "/usr/lib/aarch64-linux-gnu/libcudnn.so.8.2.1" to '
+      'rootfs at "/usr/lib/aarch64-linux-gnu/libcudnn.so.8.2.1" caused: mount through procfd: not '
+      'a directory: unknown.'], "container_gpu_access"),
+]  # fmt: skip
+FORTY_FIRST_ROUND = [
+    (["RuntimeError: 0 active drivers ([]). There should only be one."], "no_gpu_or_driver"),
+    (["/opt/conda/lib/python3.10/site-packages/cudf/utils/_numba.py:110: UserWarning: Using CUDA "
+      "toolkit version (12, 3) with CUDA driver version (12, 2) requires minor version "
+      "compatibility, which is not yet supported for CUDA driver versions 12.0 and above.",
+      "  warnings.warn("], "driver_too_old"),
+    # CUDA error 803, as cuda.h words it: the display driver's and the CUDA driver's versions differ
+    (["UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run "
+      "some cuda functions before calling NumCudaDevices() that might have already set an error? "
+      "Error 803: system has unsupported display driver / cuda driver combination"],
+     "driver_library_mismatch"),
+    (["RuntimeError: CUDA driver error: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"],
+     "driver_library_mismatch"),
+    (["Feb 02 09:52:07 node slurmd[12912]: slurmd: fatal: can't stat gres.conf file /dev/nvidia0: "
+      "No such file or directory"], "no_gpu_or_driver"),
+    (["Platform::WindowlessEglApplication::tryCreateContext(): no EGL devices found"],
+     "no_gpu_or_driver"),
+    (["worker-1:25:25 [0] init.cc:981 NCCL WARN Invalid rank requested : 2/2"], "nccl_error"),
+    (["Message: Pod Allocate failed due to device plugin GetPreferredAllocation rpc failed with "
+      "err: rpc error: code = Unknown desc = Unable to retrieve list of available devices: error "
+      "creating nvml.Device 5: nvml: GPU is lost, which is unexpected"], "gpu_hardware_fault"),
+    (["[app ready]", "[Fatal] Crash detected in pid 4242 thread 4243",
+      "[Fatal] Thread backtrace follows:"], "native_crash"),
+    (["[error] CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed [cuda_shader_native.cpp:66]",
+      "[warning] The PTX version is not supported by the installed CUDA driver. Trying to patch "
+      "the PTX to make it compatible with the driver."], "driver_too_old"),
+]  # fmt: skip
 # Families found among the corpus' own misses (messages two or more threads labelled alike)
 CORPUS_MINED = [
     (["2024-06-14 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:"
@@ -2116,6 +2172,8 @@ LATER_ROUNDS = [
     *THIRTY_SEVENTH_ROUND,
     *THIRTY_EIGHTH_ROUND,
     *THIRTY_NINTH_ROUND,
+    *FORTIETH_ROUND,
+    *FORTY_FIRST_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -2136,6 +2194,12 @@ LATER_ROUNDS = [
         ["/venv/lib/python3.6/importlib/_bootstrap.py:219: RuntimeWarning: numpy.dtype size "
          "changed, may indicate binary incompatibility. Expected 96 from C header, got 88 from "
          "PyObject"],
+        # bitsandbytes' banner, printed on every import (0.35-0.41)
+        ["===================================BUG REPORT===================================",
+         "Welcome to bitsandbytes. For bug reports, please submit your error trace to: "
+         "https://github.com/TimDettmers/bitsandbytes/issues",
+         "================================================================================",
+         "CUDA SETUP: CUDA runtime path found: /opt/cuda/lib64/libcudart.so"],
         # DeepStream's first run, before it has built its TensorRT engine
         ["ERROR: Deserialize engine failed because file path: /opt/nvidia/deepstream/x/"
          "model_b1_gpu0_fp32.engine open error"],
@@ -2477,3 +2541,14 @@ def test_the_last_error_like_word_is_found_backwards_in_windows(
     low = b"".join(parts)
     limit = min(cut, len(low))
     assert signatures._last_errorish(low, limit) == _brute_last_errorish(low, limit)
+
+
+def test_an_opencl_runtime_that_drives_another_vendors_gpu_is_not_a_missing_gpu() -> None:
+    """No OpenCL device found, alone, is no GPU; OpenVINO's clDNN goes on to say it found one it
+    does not drive (openvinotoolkit/openvino#97)."""
+    assert verdict_of("No OpenCL device found")[0] == "no_gpu_or_driver"
+    got = verdict_of(
+        "failed to create engine: No OpenCL device found which would match provided configuration:",
+        "    GeForce GTX 970: invalid vendor type",
+    )
+    assert got[0] != "no_gpu_or_driver"
