@@ -2117,6 +2117,34 @@ FORTY_FIRST_ROUND = [
       "[warning] The PTX version is not supported by the installed CUDA driver. Trying to patch "
       "the PTX to make it compatible with the driver."], "driver_too_old"),
 ]  # fmt: skip
+FORTY_SECOND_ROUND = [
+    (["kernel: NVRM: Xid (PCI:0000:ed:00): 45, pid=1818992, name=python3, Ch 0000000c caused by "
+      "previous Xid 145"], "gpu_hardware_fault"),
+    (["kernel: NVRM: Xid (PCI:0000:ed:00): 149, pid=1818992, name=python3, NETIR_LINK_EVT"],
+     "gpu_hardware_fault"),
+    (["[Wed Jun 24 15:44:20 2026] NVRM: Xid (PCI:0000:70:00): 13, Graphics SM Warp Exception on "
+      "(GPC 2, TPC 7, SM 1): MMU Fault"], "illegal_memory_access"),
+    (["vkCreateInstance failed -9", "vkCreateInstance failed -9", "invalid gpu device"],
+     "no_gpu_or_driver"),
+    (['RuntimeError: [/opt/dali/dali/core/device_guard.cc:31] Assert on "cuInitChecked()" '
+      "failed: Failed to load libcuda.so. Check your library paths and if the driver is "
+      "installed correctly."], "no_gpu_or_driver"),
+    (["ValueError: This CTranslate2 package was not compiled with CUDA support"],
+     "no_gpu_or_driver"),
+    (["RuntimeError: Attempting to deserialize object on a CUDA device but "
+      "torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use "
+      "torch.load with map_location=torch.device('cpu') to map your storages to the CPU."],
+     "no_gpu_or_driver"),
+    (["ROCk module is NOT loaded, possibly no GPU devices"], "no_gpu_or_driver"),
+    (["RuntimeError: MPS backend out of memory (MPS allocated: 8.93 GB, other allocations: "
+      "120.39 MB, max allowed: 9.07 GB). Tried to allocate 25.00 MB on private pool."],
+     "gpu_oom"),
+    (['"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"',
+      "Aborted (core dumped)"], "arch_unsupported"),
+    (["text-embeddings-1  | Error: Could not create backend",
+      "text-embeddings-1  |     Could not start backend: Runtime compute cap 52 is not compatible "
+      "with compile time compute cap 75"], "arch_unsupported"),
+]  # fmt: skip
 # Families found among the corpus' own misses (messages two or more threads labelled alike)
 CORPUS_MINED = [
     (["2024-06-14 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:"
@@ -2174,6 +2202,7 @@ LATER_ROUNDS = [
     *THIRTY_NINTH_ROUND,
     *FORTIETH_ROUND,
     *FORTY_FIRST_ROUND,
+    *FORTY_SECOND_ROUND,
     *CORPUS_MINED,
 ]
 
