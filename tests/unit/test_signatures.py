@@ -2141,6 +2141,10 @@ FORTY_SECOND_ROUND = [
      "gpu_oom"),
     (['"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"',
       "Aborted (core dumped)"], "arch_unsupported"),
+    (["C++ Call Stacks (More useful to developers):",
+      "0   std::string paddle::platform::GetTraceBackString<char const*>(char const*&&, char "
+      "const*, int)",
+      "2   paddle::platform::dynload::EnforceCUDNNLoaded(char const*)"], "cudnn_missing"),
     (["text-embeddings-1  | Error: Could not create backend",
       "text-embeddings-1  |     Could not start backend: Runtime compute cap 52 is not compatible "
       "with compile time compute cap 75"], "arch_unsupported"),
