@@ -11,6 +11,7 @@ Usage: python bench/classify_bench.py [--logs 1024] [--size 1048576]
 Writes bench/results/classify.json.
 
     python bench/classify_bench.py --stress [--mb 100]
+    python bench/classify_bench.py --stress --mb 50 --against OLD/scenarios/signatures.yaml
 
 The hard inputs instead (bench/results/classify-stress.json): a dense log (every line holds a
 needle: real failure lines, repeated), a log of unique lines (the same lines, each with its own
@@ -138,14 +139,39 @@ def stress(mb: int) -> None:
     out.write_text(json.dumps({"goal_mb_per_s": 100, "cores": 1, "runs": results}, indent=1) + "\n")
 
 
+def against(mb: int, other: Path, reps: int) -> None:
+    """This catalog and another (an older commit's scenarios/signatures.yaml), read once each by
+    this checkout's code, on the dense and unique-lines inputs in turn, `reps` times: machine
+    drift between two runs (25 % on a shared VM) then falls on both alike. Prints MB/s; writes
+    nothing."""
+    catalogs = {
+        "this": read_catalog(ROOT / "scenarios" / "signatures.yaml"),
+        "other": read_catalog(other),
+    }
+    for name, data, _ in stress_logs(mb)[:2]:
+        parts = [data[i : i + (1 << 20)] for i in range(0, len(data), 1 << 20)]
+        rates: dict[str, list[float]] = {k: [] for k in catalogs}
+        for _ in range(reps):
+            for key, catalog in catalogs.items():
+                start = time.process_time()
+                classify_chunks(parts, catalog)
+                rates[key].append(round(len(data) / (time.process_time() - start) / 1e6, 1))
+        print(json.dumps({"input": name, "mb_per_s": rates}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--logs", type=int, default=1024)
     ap.add_argument("--size", type=int, default=1 << 20)
     ap.add_argument("--stress", action="store_true")
     ap.add_argument("--mb", type=int, default=100)
+    ap.add_argument("--against", type=Path, help="another catalog to alternate with (--stress)")
+    ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    if args.stress and args.against:
+        against(args.mb, args.against, args.reps)
+        return
     if args.stress:
         stress(args.mb)
         return
