@@ -122,11 +122,16 @@ def stress_logs(mb: int) -> list[tuple[str, bytes, str]]:
     return out
 
 
+def pieces(data: bytes, size: int = 1 << 20) -> list[bytes]:
+    """`data` in the 1 MiB reads `harness diagnose` makes."""
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
 def stress(mb: int) -> None:
     catalog = read_catalog(ROOT / "scenarios" / "signatures.yaml")
     results = []
     for name, data, want in stress_logs(mb):
-        parts = [data[i : i + (1 << 20)] for i in range(0, len(data), 1 << 20)]
+        parts = pieces(data)
         start = time.process_time()
         got = classify_chunks(parts, catalog).signature
         seconds = time.process_time() - start
@@ -149,7 +154,7 @@ def against(mb: int, other: Path, reps: int) -> None:
         "other": read_catalog(other),
     }
     for name, data, _ in stress_logs(mb)[:2]:
-        parts = [data[i : i + (1 << 20)] for i in range(0, len(data), 1 << 20)]
+        parts = pieces(data)
         rates: dict[str, list[float]] = {k: [] for k in catalogs}
         for _ in range(reps):
             for key, catalog in catalogs.items():
