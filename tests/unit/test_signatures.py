@@ -2149,6 +2149,52 @@ FORTY_SECOND_ROUND = [
       "text-embeddings-1  |     Could not start backend: Runtime compute cap 52 is not compatible "
       "with compile time compute cap 75"], "arch_unsupported"),
 ]  # fmt: skip
+# Round forty-four's families (their real lines, from the threads each pattern cites)
+FORTY_FOURTH_ROUND = [
+    (["Feb 24 11:16:31 adl systemd[1]: ollama.service: A process of this unit has been killed by "
+      "the OOM killer.",
+      "Feb 24 11:16:32 adl systemd[1]: ollama.service: Failed with result 'oom-kill'."],
+     "host_oom"),
+    (["[ERROR] MD(14433,7fea2effd700,python):2021-12-12-14:13:43.932.181 [mindspore/ccsrc/minddata/"
+      "dataset/util/arena.cc:250] Init] cudaHostAlloc failed, ret[2], out of memory"], "host_oom"),
+    (["distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting"], "host_oom"),
+    (["RuntimeError: assertion `CUDNN_VERSION == cudnnGetVersion()' failed at ../../dnn/src/cuda/"
+      "handle.cpp:58: megdnn::cuda::HandleImpl::HandleImpl(megcoreComputingHandle_t)",
+      "extra message: cudnn version mismatch: compiled with 8101; detected 8204 at runtime, may "
+      "caused by customized environment"], "cudnn_version_mismatch"),
+    (["Could not load library cudnn_cnn_infer64_8.dll. Error code 127"], "cudnn_version_mismatch"),
+    (['OSError: [WinError 127] The specified procedure could not be found. Error loading "C:\\x\\'
+      'torch\\lib\\cudnn_adv_infer64_8.dll" or one of its dependencies.'],
+     "cudnn_version_mismatch"),
+    (["OSError: (External)  Nccl error, invalid data type, detail: Resource temporarily "
+      "unavailable"], "nccl_error"),
+    (["RuntimeError: NCCL_ERROR: b'unhandled system error'"], "nccl_error"),
+    (["RuntimeError: Distributed package doesn't have NCCL built in"], "nccl_error"),
+    (["CUDA error (C:/a/xformers/xformers/third_party/flash-attention/hopper\\flash_fwd_launch_"
+      "template.h:188): invalid argument"], "arch_unsupported"),
+    (["SetKernelsGpuData copy to cData failed invalid device symbol",
+      "autodock_gpu_64wi: ./cuda/kernels.cu:130: void SetKernelsGpuData(GpuData*): Assertion `0' "
+      "failed."], "arch_unsupported"),
+    (["cupy_backends.cuda.libs.nvrtc.NVRTCError: NVRTC_ERROR_INVALID_OPTION (5)"],
+     "arch_unsupported"),
+    (["D:\\a\\_work\\1\\s\\onnxruntime\\python\\onnxruntime_pybind_state.cc:857 onnxruntime::"
+      "python::CreateExecutionProviderInstance CUDA_PATH is set but CUDA wasnt able to be loaded. "
+      "Please install the correct version of CUDA andcuDNN as mentioned in the GPU requirements "
+      "page"], "cuda_runtime_missing"),
+    (['[ONNXRuntimeError] : 1 : FAIL : Error loading "C:\\x\\onnxruntime_providers_cuda.dll" '
+      'which depends on "cublasLt64_12.dll" which is missing. (Error 126: "The specified module '
+      'could not be found.")'], "cuda_runtime_missing"),
+    (['[ONNXRuntimeError] : 1 : FAIL : Error loading "C:\\x\\onnxruntime_providers_cuda.dll" '
+      'which depends on "cudnn64_9.dll" which is missing. (Error 126: "The specified module '
+      'could not be found.")'], "cudnn_missing"),
+    (["cupy_backends.cuda.libs.nvrtc.NVRTCError: NVRTC_ERROR_BUILTIN_OPERATION_FAILURE (7)"],
+     "cuda_runtime_missing"),
+    (["E0000 00:00:1743713172.513857  698835 pjrt_stream_executor_client.cc:3072] Execution of "
+      "replica 0 failed: DEADLINE_EXCEEDED: GetKeyValue() timed out with key: devices=[0,1]; "
+      "stream=0 and duration: 10m"], "timeout"),
+    (["tabby_1  | CUDA error 2 at /root/workspace/crates/llama-cpp-bindings/llama.cpp/ggml-cuda.cu:"
+      "7641: out of memory", "tabby_1  | current device: 0"], "gpu_oom"),
+]  # fmt: skip
 # Families found among the corpus' own misses (messages two or more threads labelled alike)
 CORPUS_MINED = [
     (["2024-06-14 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:"
@@ -2207,6 +2253,7 @@ LATER_ROUNDS = [
     *FORTIETH_ROUND,
     *FORTY_FIRST_ROUND,
     *FORTY_SECOND_ROUND,
+    *FORTY_FOURTH_ROUND,
     *CORPUS_MINED,
 ]
 
