@@ -1025,6 +1025,10 @@ class Pattern:
     # False for a warning that is no failure on its own (TensorFlow's "CUDA kernels will be
     # jit-compiled from PTX"): it names the cause only where the log fails after it.
     alone: bool = True
+    # True for a sign of the setting a run was in, never a failure (a shell prompt inside a
+    # container): it names the cause only of a later failure of a signature whose
+    # consequence_of lists it (not of an error no signature names, as `alone: false` does).
+    cue: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

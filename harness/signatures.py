@@ -80,11 +80,12 @@ _QUOTES: tuple[tuple[bytes, bytes], ...] = (
 )  # fmt: skip
 # An info or warning line of absl/glog/TF ("W0000 00:00:...", "2024-.. W tensorflow/..."), or
 # ONNX Runtime's ("2023-05-25 13:45:37.14 [W:onnxruntime:Default, file.cc:1671 Fn] ...": its
-# severities V, I, W, E, F; onnxruntime/core/common/logging/sinks/ostream_sink.cc).
+# severities V, I, W, E, F; onnxruntime/core/common/logging/sinks/ostream_sink.cc), or NeMo's
+# ("[NeMo W 2024-09-10 03:10:16 der:185] ...": its level's initial, then the time).
 _SOFT = re.compile(
     r"^\s*(?:\d{4}-\d\d-\d\d[ T][\d:.,]+Z?:?\s*)?(?:\[\d+\]\s*)?"
     r"(?:[IW](?:\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]| \S+:\d+\])(?!\s*OP_REQUIRES failed at )"
-    r"|\[[VIW]:onnxruntime:)"
+    r"|\[[VIW]:onnxruntime:|\[NeMo [DIW] \d{4}-\d\d-\d\d )"
 )
 # (but not TensorFlow's W line for an op that failed: tensorflow/core/framework/op_kernel.cc
 # CtxFailureWithWarning logs LOG(WARNING) << "OP_REQUIRES failed at " ... and sets the kernel's
@@ -160,15 +161,17 @@ def _patterns(
     of_signature: bool = False,
 ) -> tuple[Pattern, ...]:
     """The patterns at `path`; `of_signature`: a signature's, which alone may mark `alone:
-    false` (a noise pattern is never a cause, and a code is always one)."""
+    false` or `cue: true` (a noise pattern is never a cause, and a code is always one)."""
     out = []
     for i, p in enumerate(items):
-        if not of_signature and p.get("alone", True) is not True:
-            raise ConfigError(
-                "`alone: false` is for a signature's patterns only",
-                where=doc.where((*path, i, "alone")),
-                help="remove it here; a noise pattern is never a cause, and a code is always one",
-            )
+        for key, plain in (("alone", True), ("cue", False)):
+            if not of_signature and p.get(key, plain) is not plain:
+                raise ConfigError(
+                    f"`{key}: {str(not plain).lower()}` is for a signature's patterns only",
+                    where=doc.where((*path, i, key)),
+                    help="remove it here; a noise pattern is never a cause, and a code is "
+                    "always one",
+                )
         why = regexcheck.problem(p["regex"], p["needle"])
         if why is not None:
             raise ConfigError(
@@ -178,7 +181,14 @@ def _patterns(
                 "share: no look-around, backreferences or nested quantifiers; escape literal "
                 "brackets and dots; the needle is a lower-case piece of the regex's own text",
             )
-        out.append(Pattern(regex=p["regex"], needle=p["needle"], alone=p.get("alone", True)))
+        out.append(
+            Pattern(
+                regex=p["regex"],
+                needle=p["needle"],
+                alone=p.get("alone", True),
+                cue=p.get("cue", False),
+            )
+        )
     return tuple(out)
 
 
@@ -317,9 +327,9 @@ def _cleaned(head: bytes, whole: bytes) -> tuple[str, str]:
 _PRINTABLE = bytes(range(0x20, 0x7F))
 _ZEROS = bytes.maketrans(b"0123456789", b"0" * 10)
 _NO_DIGITS = str.maketrans("", "", "0123456789")
-# What a line is (_Scan._match): an error, an info or warning line, or a match by a pattern
-# that is no failure alone
-ERROR, SOFT, CONTEXT = 0, 1, 2
+# What a line is (_Scan._match): an error, an info or warning line, a match by a pattern that
+# is no failure alone, or by a cue (Pattern.cue: a sign of the setting, never a failure)
+ERROR, SOFT, CONTEXT, CUE = 0, 1, 2, 3
 _NOISE: tuple[str | None, str, int] = (None, "", SOFT)
 
 
@@ -335,8 +345,9 @@ class _Compiled:
     of it holds (None where that is not certain: the regex is always run)."""
 
     automaton: BytesAhoCorasick
-    # needle -> (regex, its signature, whether a match is a cause alone: Pattern.alone)
-    needles: tuple[tuple[str, tuple[tuple[regexcheck.Compiled, Signature, bool], ...]], ...]
+    # needle -> (regex, its signature, what a match is: ERROR for a cause alone, else CONTEXT
+    # (Pattern.alone false) or CUE (Pattern.cue))
+    needles: tuple[tuple[str, tuple[tuple[regexcheck.Compiled, Signature, int], ...]], ...]
     noise: tuple[tuple[str | None, regexcheck.Compiled], ...]
     needles_of: dict[str, tuple[int, ...]]  # signature id -> indexes of the needles that name it
     within: AhoCorasick
@@ -350,12 +361,13 @@ class _Compiled:
 
     @staticmethod
     def of(catalog: Catalog) -> _Compiled:
-        by_needle: dict[str, list[tuple[regexcheck.Compiled, Signature, bool]]] = {}
+        by_needle: dict[str, list[tuple[regexcheck.Compiled, Signature, int]]] = {}
         pairs = [(p, s) for s in catalog.signatures for p in s.patterns]
         pairs += [(p, catalog.get(sid)) for p, sid in catalog.coded]
         for p, s in pairs:
             rx = regexcheck.compile_rx(p.regex)
-            by_needle.setdefault(p.needle, []).append((rx, s, p.alone))
+            how = CUE if p.cue else ERROR if p.alone else CONTEXT
+            by_needle.setdefault(p.needle, []).append((rx, s, how))
         needles = tuple((k, tuple(v)) for k, v in by_needle.items())
         words = [k for k, _ in needles] or ["\0"]
         automaton = BytesAhoCorasick([w.encode() for w in words], implementation=Implementation.DFA)
@@ -432,6 +444,8 @@ class _Scan:
     soft: dict[str, tuple[int, str]] = field(default_factory=dict)
     # ... or only by a pattern that is no failure alone (Pattern.alone False: CONTEXT)
     context: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # ... or only by a cue (Pattern.cue: CUE)
+    cue: dict[str, tuple[int, str]] = field(default_factory=dict)
     memo: dict[bytes, tuple[str | None, str, int]] = field(default_factory=dict)
     # a line's first MAX_LINE bytes with every digit 0 -> whether it is noise (`noise_blind`)
     noise: dict[bytes, bool] = field(default_factory=dict)
@@ -553,7 +567,7 @@ class _Scan:
         sid, text, kind = self._match(raw, after, shape)
         if sid is None:
             return
-        hits = (self.strong, self.soft, self.context)[kind]
+        hits = (self.strong, self.soft, self.context, self.cue)[kind]
         if sid not in hits:
             hits[sid] = (at if line_at is None else self.lines_before + line_at(at), text)
             if not kind:
@@ -619,17 +633,17 @@ class _Scan:
                 low = text.lower()
             joined = text is not line
             best: Signature | None = None
-            alone = True
+            how = ERROR
             for idx in self.compiled.present(low):
-                for rx, sig, by_itself in self.compiled.needles[idx][1]:
+                for rx, sig, kind in self.compiled.needles[idx][1]:
                     if best is not None and sig.priority <= best.priority:
                         continue
                     m = rx.search(text)
                     # joined text counts only for a match across the break
                     if m and (not joined or m.start() < len(line) < m.end()):
-                        best, alone = sig, by_itself
+                        best, how = sig, kind
             if best is not None:
-                return best.id, text, (SOFT if soft else ERROR) if alone else CONTEXT
+                return best.id, text, (SOFT if soft else ERROR) if how == ERROR else how
         return None, line, SOFT if soft else ERROR
 
     def _note_error(self, data: bytes, low: bytes, line_at: _LineCounter) -> None:
@@ -813,13 +827,16 @@ def _verdict(
     if strong:  # something failed for sure: warnings before it compete on priority
         scan.strong = {**{s: scan.soft[s] for s in soft}, **scan.strong}
         strong, soft = rank(scan.strong), context
-        # ... and a warning that is no failure alone is the cause of the failure after it that
-        # the catalog calls its consequence (Paddle's cuDNN version warning, then cuDNN failing)
+        # ... and a warning that is no failure alone, or a cue, is the cause of the failure
+        # after it that the catalog calls its consequence (Paddle's cuDNN version warning, then
+        # cuDNN failing; a prompt inside a container, then no driver found)
         at = scan.strong[strong[0]][0]
         effects = catalog.get(strong[0]).consequence_of
-        cause = next((s for s in context if s in effects and scan.context[s][0] < at), None)
+        seen = {**scan.cue, **scan.context}
+        cues = [s for s in rank(scan.cue) if s not in scan.strong and s not in context]
+        cause = next((s for s in (*context, *cues) if s in effects and seen[s][0] < at), None)
         if cause is not None:
-            scan.strong[cause] = scan.context[cause]
+            scan.strong[cause] = seen[cause]
             strong, soft = [cause, *strong], [s for s in context if s != cause]
     if timed_out:
         text = "the run did not finish in time (killed at the wall-clock limit)"

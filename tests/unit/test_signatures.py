@@ -2195,6 +2195,33 @@ FORTY_FOURTH_ROUND = [
     (["tabby_1  | CUDA error 2 at /root/workspace/crates/llama-cpp-bindings/llama.cpp/ggml-cuda.cu:"
       "7641: out of memory", "tabby_1  | current device: 0"], "gpu_oom"),
 ]  # fmt: skip
+# Round forty-five's families
+FORTY_FIFTH_ROUND = [
+    ([".../torch/cuda/__init__.py:187: UserWarning: CUDA initialization: The NVIDIA driver on your",
+      "system is too old (found version 12040). ...", "AssertionError: CUDA not available"],
+     "driver_too_old"),
+    (["/buildAgent/work/45f70df4210b2e3e/source/cudamanager/src/CudaContextManager.cpp (635) : "
+      "warning : CUDA driver version is 11020, expected at least 11040."], "driver_too_old"),
+    (["Invalid handle. Cannot load symbol cublasLtCreate", "Aborted (core dumped)"],
+     "cuda_runtime_missing"),
+    (["ValueError: Requested float16 compute type, but the target device or backend do not "
+      "support efficient float16 computation."], "arch_unsupported"),
+    (["FATAL: this function is for sm80, but was built for sm750"], "arch_unsupported"),
+    (["Your session crashed after using all available RAM. If you are interested in access to "
+      "high-RAM runtimes, you may want to check out Colab Pro."], "host_oom"),
+    (["8dbe9e7102e4:176:194 [0] init.cc:573 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 "
+      "both on CUDA device 1cb00000", "8dbe9e7102e4:176:194 [0] NCCL INFO init.cc:840 -> 5"],
+     "nccl_error"),
+    (["F1009 20:20:52.853183 23838 WindowlessContext.cpp:113] Check failed: eglDevId < numDevices "
+      "[EGL] Could not find an EGL device for CUDA device 0"], "no_gpu_or_driver"),
+    (["socket.timeout: timed out"], "timeout"),
+    (["mlagents.envs.exception.UnityTimeOutException: The Unity environment took too long to "
+      "respond."], "timeout"),
+    (["Singularity> python3 test_train_q.py",
+      "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA "
+      "GPU and installed a driver from http://www.nvidia.com/Download/index.aspx"],
+     "container_gpu_access"),
+]  # fmt: skip
 # Families found among the corpus' own misses (messages two or more threads labelled alike)
 CORPUS_MINED = [
     (["2024-06-14 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:"
@@ -2254,6 +2281,7 @@ LATER_ROUNDS = [
     *FORTY_FIRST_ROUND,
     *FORTY_SECOND_ROUND,
     *FORTY_FOURTH_ROUND,
+    *FORTY_FIFTH_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -2326,6 +2354,16 @@ LATER_ROUNDS = [
         ["[10:07:13] /opt/dgl/src/runtime/tensordispatch.cc:43: Could not open file: "
          "libtensoradapter_pytorch_2.1.0.so: cannot open shared object file: No such file or "
          "directory. This does not affect DGL's but might impact its performance."],
+        # cuDNN 8's probe of cuBLAS on Windows for a symbol older cuBLAS lacks
+        ["Could not load symbol cublasGetSmCountTarget from cublas64_11.dll. Error code 127"],
+        # Open MPI's openib BTL on a device UCX serves, and the count of its folded help notes
+        ["WARNING: There was an error initializing an OpenFabrics device.",
+         "  Local host:   log02", "  Local device: mlx5_0",
+         "[log02:869941] 3 more processes have sent help message help-mpi-btl-openib.txt / error "
+         "in device init"],
+        # NeMo's warning level ("[NeMo W <time> <module>:<line>]")
+        ["[NeMo W 2024-09-10 03:10:16 der:185] Check if each ground truth RTTMs were present in "
+         "the provided manifest file. Skipping calculation of Diariazation Error Rate"],
     ],
 )  # fmt: skip
 def test_backends_and_optimizations_a_run_does_without_are_noise(lines: list[str]) -> None:
@@ -2404,11 +2442,35 @@ def test_a_warning_no_failure_alone_is_the_cause_of_its_consequence() -> None:
     assert verdict_of(failed, warn)[0] == "cudnn_init_failure"
 
 
-def test_alone_false_is_refused_outside_a_signatures_patterns(tmp_path: Path) -> None:
+def test_a_cue_names_the_cause_only_of_its_consequence() -> None:
+    """A prompt inside a container (`cue: true`) is no failure: a run that goes on, or fails
+    with an error no signature names, keeps its verdict; "no driver" after it is the container
+    that was not given the GPU (no_gpu_or_driver's consequence_of); before it, it is not."""
+    prompt = "root@f14d48a29224:/cppflow/examples/mnist/build# ./example"
+    none = (
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+        "NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx"
+    )
+    assert verdict_of(prompt, "step 1: loss 0.3") == ("unknown", None, ())
+    assert verdict_of(prompt, "KeyError: 'model'")[:2] == ("unknown", "KeyError: 'model'")
+    got = verdict_of(prompt, none)
+    assert (got[0], got[2]) == ("container_gpu_access", ("no_gpu_or_driver",))
+    assert verdict_of(none, prompt)[0] == "no_gpu_or_driver", "a cue after the failure"
+    assert verdict_of("Singularity> python3 train.py", none)[0] == "container_gpu_access"
+    assert verdict_of("$ docker run -it gpt-2 bash", none)[0] == "container_gpu_access"
+    assert verdict_of("root@myhost:~# python x.py", none)[0] == "no_gpu_or_driver", "a host's name"
+    oom = verdict_of(prompt, "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert oom[0] == "gpu_oom", "a failure that is no consequence of it"
+
+
+@pytest.mark.parametrize("key", ["alone: false", "cue: true"])
+def test_alone_false_and_cue_are_refused_outside_a_signatures_patterns(
+    tmp_path: Path, key: str
+) -> None:
     text = (ROOT / "scenarios" / "signatures.yaml").read_text()
     bad = text.replace(
         '{needle: "tensorrt", regex: "TF-TRT Warning: Could not find TensorRT"}',
-        '{needle: "tensorrt", regex: "TF-TRT Warning: Could not find TensorRT", alone: false}',
+        '{needle: "tensorrt", regex: "TF-TRT Warning: Could not find TensorRT", ' + key + "}",
     )
     assert bad != text
     (tmp_path / "signatures.yaml").write_text(bad)
