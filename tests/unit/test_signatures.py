@@ -2222,6 +2222,52 @@ FORTY_FIFTH_ROUND = [
       "GPU and installed a driver from http://www.nvidia.com/Download/index.aspx"],
      "container_gpu_access"),
 ]  # fmt: skip
+# Round forty-six's families
+FORTY_SIXTH_ROUND = [
+    (["E tensorflow/stream_executor/cuda/cuda_driver.cc:328] failed call to cuInit: "
+      "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected",
+      "E tensorflow/stream_executor/cuda/cuda_diagnostics.cc:313] kernel version 455.32.0 does "
+      "not match DSO version 460.73.1 -- cannot find working devices in this configuration"],
+     "driver_library_mismatch"),
+    (["kernel: NVRM: The NVIDIA GPU 0000:09:00.0 (PCI ID: 10de:1d01)",
+      "             NVRM: installed in this system is not supported by open",
+      "             NVRM: nvidia.ko because it does not include the required GPU",
+      "             NVRM: System Processor (GSP).",
+      "kernel: nvidia 0000:09:00.0: probe with driver nvidia failed with error -1",
+      "kernel: NVRM: The NVIDIA probe routine failed for 1 device(s).",
+      "kernel: NVRM: None of the NVIDIA devices were initialized."], "no_gpu_or_driver"),
+    (["[    3.513141] NVRM: Open nvidia.ko is only ready for use on Data Center GPUs."],
+     "no_gpu_or_driver"),
+    (["could not insert 'nvidia': Exec format error",
+      "nvidia: version magic '5.4.18-100.fc30.x86_64 SMP mod_unload ' should be "
+      "'5.4.18-200.fc31.x86_64 SMP mod_unload '"], "no_gpu_or_driver"),
+    (["[95755.008691] nvidia_uvm: Unknown symbol radix_tree_preloads (err -2)"],
+     "no_gpu_or_driver"),
+    (["modprobe: ERROR: could not insert 'nvidia_331_uvm': Function not implemented",
+      "cudaGetDeviceCount returned 30"], "no_gpu_or_driver"),
+    (["cv2.error: OpenCV(4.4.0) /home/ycc/opencv-4.4.0/modules/dnn/src/dnn.cpp:2353: error: "
+      "(-216:No CUDA support) OpenCV was not built to work with the selected device. Please check "
+      "CUDA_ARCH_PTX or CUDA_ARCH_BIN in your build configuration. in function 'initCUDABackend'"],
+     "arch_unsupported"),
+    (["ptxas-blackwell fatal   : Value 'sm_110a' is not defined for option 'gpu-name'"],
+     "arch_unsupported"),
+    (["FATAL: kernel `fmha_cutlassF_f16_aligned_64x128_rf_sm80` is for sm80-sm100, but was built "
+      "for sm50"], "arch_unsupported"),
+    (["thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: "
+      "GpuTools(Cuda(NoBinaryForGpu))', /root/halo2/src/arithmetic.rs:356:53"], "arch_unsupported"),
+    (["ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU "
+      "with cuda>=11.0"], "arch_unsupported"),
+    (["Using gpu device 1: Tesla K20Xm (CNMeM is disabled, cuDNN Version is too old. Update to "
+      "v5, was 3007.)"], "cudnn_version_mismatch"),
+    (["Using gpu device 0: GeForce GTX 1060 (CNMeM is enabled with initial size: 100 MB, cuDNN "
+      "Mixed dnn version. The header is from one version, but we link with a different version "
+      "(6021, 5005))"], "cudnn_version_mismatch"),
+    (["...share/lua/5.1/cudnn/ffi.lua:1618: These bindings are for CUDNN 5.x (5005 <= "
+      "cudnn.version > 6000) , while the loaded CuDNN is version: 6021"],
+     "cudnn_version_mismatch"),
+    (["MemoryError: Error allocating 147865600 bytes of device memory (out of memory)."],
+     "gpu_oom"),
+]  # fmt: skip
 # Families found among the corpus' own misses (messages two or more threads labelled alike)
 CORPUS_MINED = [
     (["2024-06-14 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:"
@@ -2282,6 +2328,7 @@ LATER_ROUNDS = [
     *FORTY_SECOND_ROUND,
     *FORTY_FOURTH_ROUND,
     *FORTY_FIFTH_ROUND,
+    *FORTY_SIXTH_ROUND,
     *CORPUS_MINED,
 ]
 
