@@ -2268,6 +2268,21 @@ FORTY_SIXTH_ROUND = [
     (["MemoryError: Error allocating 147865600 bytes of device memory (out of memory)."],
      "gpu_oom"),
 ]  # fmt: skip
+# Round forty-seven's families
+FORTY_SEVENTH_ROUND = [
+    (["2022-08-23 10:02:11.1: F tensorflow/stream_executor/lib/statusor.cc:34] Attempting to "
+      "fetch value instead of handling error Internal: no supported devices found for platform "
+      "CUDA", "Fatal Python error: Aborted"], "no_gpu_or_driver"),
+    (["[2024-11-12 20:14:07.174] [error] Invalid CUDA device index '0' from device string "
+      '"cuda:0", there are 0 visible CUDA devices.'], "no_gpu_or_driver"),
+    (['[error] Invalid CUDA device index "1" from device string ,1,2, there are 1 visible CUDA '
+      "devices."], "invalid_device_ordinal"),
+    (["NvRmMemInitNvmap failed with No such file or directory",
+      "356: Memory Manager Not supported"], "container_gpu_access"),
+    (["onnxruntime::CudaCall(...) CUDNN failure 4000: unrecognized error code ; GPU=0 ; "
+      "hostname=b8ba6e13da2b ; file=/workspace/onnxruntime/core/providers/cuda/nn/conv.cc"],
+     "cudnn_init_failure"),
+]  # fmt: skip
 # Families found among the corpus' own misses (messages two or more threads labelled alike)
 CORPUS_MINED = [
     (["2024-06-14 10:00:00.000000: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:"
@@ -2329,6 +2344,7 @@ LATER_ROUNDS = [
     *FORTY_FOURTH_ROUND,
     *FORTY_FIFTH_ROUND,
     *FORTY_SIXTH_ROUND,
+    *FORTY_SEVENTH_ROUND,
     *CORPUS_MINED,
 ]
 
