@@ -2303,6 +2303,15 @@ CORPUS_MINED = [
     # a bare SIGBUS: /dev/shm in 5 of the 6 public threads that print only it
     (["Loading the graph...", "Bus error (core dumped)"], "shm_exhausted"),
     (["(RayWorker pid=4711) Fatal Python error: Bus error"], "shm_exhausted"),
+    # a kernel a newer toolkit built than the driver loads (4 of 6 threads)
+    (["[rank0]: RuntimeError: CUDA error: device kernel image is invalid"], "driver_too_old"),
+    (["RuntimeError: Triton Error [CUDA]: device kernel image is invalid"], "driver_too_old"),
+    (["E external/xla/xla/stream_executor/cuda/cuda_driver.cc:864] failed to load PTX text as a "
+      "module: CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid"], "unknown"),
+    # a jax-cuda plugin of another release than jaxlib
+    (["Jax plugin configuration error: Exception when calling jax_plugins.xla_cuda12.initialize()",
+      "TypeError: register_custom_call_target(): incompatible function arguments. The following "
+      "argument types are supported:"], "backend_init_failure"),
 ]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
