@@ -2308,6 +2308,13 @@ CORPUS_MINED = [
     (["RuntimeError: Triton Error [CUDA]: device kernel image is invalid"], "driver_too_old"),
     (["E external/xla/xla/stream_executor/cuda/cuda_driver.cc:864] failed to load PTX text as a "
       "module: CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid"], "unknown"),
+    # NVML refused the GPU's device nodes (every such corpus thread a container's)
+    (["$ podman run --rm --security-opt=label=disable nvidia/cuda:11.0-base nvidia-smi",
+      "Failed to initialize NVML: Insufficient Permissions"], "container_gpu_access"),
+    (["gpu-feature-discovery: 2022/03/13 12:09:51 Unexpected error: Error generating NVML labels: "
+      "Error generating common labels: Error getting device: nvml: Insufficient Permissions"],
+     "container_gpu_access"),
+    (["pynvml.NVMLError_NoPermission: Insufficient Permissions"], "unknown"),
     # a jax-cuda plugin of another release than jaxlib
     (["Jax plugin configuration error: Exception when calling jax_plugins.xla_cuda12.initialize()",
       "TypeError: register_custom_call_target(): incompatible function arguments. The following "
