@@ -1025,10 +1025,11 @@ class Pattern:
     # False for a warning that is no failure on its own (TensorFlow's "CUDA kernels will be
     # jit-compiled from PTX"): it names the cause only where the log fails after it.
     alone: bool = True
-    # True for a sign of the setting a run was in, never a failure (a shell prompt inside a
-    # container): it names the cause only of a later failure of a signature whose
-    # consequence_of lists it (not of an error no signature names, as `alone: false` does).
-    cue: bool = False
+    # For a sign of the setting a run was in, never a failure (a shell prompt inside a
+    # container): the signatures whose later failure it explains. Its own signature is then the
+    # cause of such a failure, and of nothing else (not of an error no signature names, as
+    # `alone: false` is).
+    cue: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -161,13 +161,13 @@ def _patterns(
     of_signature: bool = False,
 ) -> tuple[Pattern, ...]:
     """The patterns at `path`; `of_signature`: a signature's, which alone may mark `alone:
-    false` or `cue: true` (a noise pattern is never a cause, and a code is always one)."""
+    false` or a `cue` (a noise pattern is never a cause, and a code is always one)."""
     out = []
     for i, p in enumerate(items):
-        for key, plain in (("alone", True), ("cue", False)):
-            if not of_signature and p.get(key, plain) is not plain:
+        for key in ("alone", "cue"):
+            if not of_signature and key in p and p[key] is not True:
                 raise ConfigError(
-                    f"`{key}: {str(not plain).lower()}` is for a signature's patterns only",
+                    f"`{key}` is for a signature's patterns only",
                     where=doc.where((*path, i, key)),
                     help="remove it here; a noise pattern is never a cause, and a code is "
                     "always one",
@@ -186,7 +186,7 @@ def _patterns(
                 regex=p["regex"],
                 needle=p["needle"],
                 alone=p.get("alone", True),
-                cue=p.get("cue", False),
+                cue=tuple(p.get("cue", ())),
             )
         )
     return tuple(out)
@@ -238,6 +238,14 @@ def parse_catalog(doc: Doc, table: tuple[ErrorRow, ...] | None = None) -> Catalo
                     where=doc.where(("signatures", i, "consequence_of")),
                     help="name signatures of this catalog",
                 )
+        for j, pat in enumerate(s["patterns"]):
+            for other in pat.get("cue", []):
+                if other not in seen:
+                    raise ConfigError(
+                        f"a cue of '{s['id']}' explains '{other}', which is not defined",
+                        where=doc.where(("signatures", i, "patterns", j, "cue")),
+                        help="name signatures of this catalog",
+                    )
     noise = _patterns(doc, doc.data.get("noise", []), ("noise",))
     codes = doc.data.get("codes", [])
     wrappers = zip([c["api"] for c in codes], _patterns(doc, codes, ("codes",)), strict=True)
@@ -358,15 +366,20 @@ class _Compiled:
     # Whether the noise check treats every digit alike (no digit in a noise regex or needle):
     # then lines alike but for their digits (timestamps, counters) are noise or not together.
     noise_blind: bool
+    # signature -> the signatures whose later failure a cue of it explains (Pattern.cue)
+    cues: dict[str, frozenset[str]]
 
     @staticmethod
     def of(catalog: Catalog) -> _Compiled:
         by_needle: dict[str, list[tuple[regexcheck.Compiled, Signature, int]]] = {}
+        cues: dict[str, set[str]] = {}
         pairs = [(p, s) for s in catalog.signatures for p in s.patterns]
         pairs += [(p, catalog.get(sid)) for p, sid in catalog.coded]
         for p, s in pairs:
             rx = regexcheck.compile_rx(p.regex)
             how = CUE if p.cue else ERROR if p.alone else CONTEXT
+            if p.cue:
+                cues.setdefault(s.id, set()).update(p.cue)
             by_needle.setdefault(p.needle, []).append((rx, s, how))
         needles = tuple((k, tuple(v)) for k, v in by_needle.items())
         words = [k for k, _ in needles] or ["\0"]
@@ -396,6 +409,7 @@ class _Compiled:
                 regexcheck.digit_blind(p.regex) and p.needle == p.needle.translate(_NO_DIGITS)
                 for p in catalog.noise
             ),
+            {k: frozenset(v) for k, v in cues.items()},
         )
 
     def automaton_of(
@@ -827,17 +841,29 @@ def _verdict(
     if strong:  # something failed for sure: warnings before it compete on priority
         scan.strong = {**{s: scan.soft[s] for s in soft}, **scan.strong}
         strong, soft = rank(scan.strong), context
-        # ... and a warning that is no failure alone, or a cue, is the cause of the failure
-        # after it that the catalog calls its consequence (Paddle's cuDNN version warning, then
-        # cuDNN failing; a prompt inside a container, then no driver found)
-        at = scan.strong[strong[0]][0]
-        effects = catalog.get(strong[0]).consequence_of
-        seen = {**scan.cue, **scan.context}
-        cues = [s for s in rank(scan.cue) if s not in scan.strong and s not in context]
-        cause = next((s for s in (*context, *cues) if s in effects and seen[s][0] < at), None)
+        # ... and a warning that is no failure alone is the cause of the failure after it that
+        # the catalog calls its consequence (Paddle's cuDNN version warning, then cuDNN
+        # failing), a cue of the failure after it that the cue explains (a prompt inside a
+        # container, then no driver found)
+        at, first = scan.strong[strong[0]][0], strong[0]
+        effects = catalog.get(first).consequence_of
+        cause = next((s for s in context if s in effects and scan.context[s][0] < at), None)
         if cause is not None:
-            scan.strong[cause] = seen[cause]
+            scan.strong[cause] = scan.context[cause]
             strong, soft = [cause, *strong], [s for s in context if s != cause]
+        else:
+            explains = scan.compiled.cues
+            cause = next(
+                (
+                    s
+                    for s in rank(scan.cue)
+                    if s not in scan.strong and first in explains.get(s, ()) and scan.cue[s][0] < at
+                ),
+                None,
+            )
+            if cause is not None:
+                scan.strong[cause] = scan.cue[cause]
+                strong = [cause, *strong]
     if timed_out:
         text = "the run did not finish in time (killed at the wall-clock limit)"
         return Verdict(

@@ -2525,9 +2525,10 @@ def test_a_warning_no_failure_alone_is_the_cause_of_its_consequence() -> None:
 
 
 def test_a_cue_names_the_cause_only_of_its_consequence() -> None:
-    """A prompt inside a container (`cue: true`) is no failure: a run that goes on, or fails
-    with an error no signature names, keeps its verdict; "no driver" after it is the container
-    that was not given the GPU (no_gpu_or_driver's consequence_of); before it, it is not."""
+    """A prompt inside a container (a `cue` of container_gpu_access) is no failure: a run that
+    goes on, or fails with an error no signature names, keeps its verdict; "no driver" after it
+    (the signature the cue lists) is the container that was not given the GPU; before it, it is
+    not."""
     prompt = "root@f14d48a29224:/cppflow/examples/mnist/build# ./example"
     none = (
         "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
@@ -2545,7 +2546,7 @@ def test_a_cue_names_the_cause_only_of_its_consequence() -> None:
     assert oom[0] == "gpu_oom", "a failure that is no consequence of it"
 
 
-@pytest.mark.parametrize("key", ["alone: false", "cue: true"])
+@pytest.mark.parametrize("key", ["alone: false", "cue: [no_gpu_or_driver]"])
 def test_alone_false_and_cue_are_refused_outside_a_signatures_patterns(
     tmp_path: Path, key: str
 ) -> None:
@@ -2557,6 +2558,16 @@ def test_alone_false_and_cue_are_refused_outside_a_signatures_patterns(
     assert bad != text
     (tmp_path / "signatures.yaml").write_text(bad)
     with pytest.raises(ConfigError, match="for a signature's patterns only") as err:
+        read_catalog(tmp_path / "signatures.yaml")
+    assert err.value.where is not None and err.value.where.line is not None
+
+
+def test_a_cue_of_a_signature_the_catalog_lacks_is_refused_where_it_is(tmp_path: Path) -> None:
+    text = (ROOT / "scenarios" / "signatures.yaml").read_text()
+    bad = text.replace("cue: [no_gpu_or_driver]}", "cue: [no_such_signature]}", 1)
+    assert bad != text
+    (tmp_path / "signatures.yaml").write_text(bad)
+    with pytest.raises(ConfigError, match="no_such_signature") as err:
         read_catalog(tmp_path / "signatures.yaml")
     assert err.value.where is not None and err.value.where.line is not None
 
