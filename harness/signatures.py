@@ -165,7 +165,9 @@ def _patterns(
     out = []
     for i, p in enumerate(items):
         for key in ("alone", "cue"):
-            if not of_signature and key in p and p[key] is not True:
+            # `alone: true` is every pattern's default; any other `alone`, and any cue, is a
+            # signature's own
+            if not of_signature and key in p and (key == "cue" or p[key] is not True):
                 raise ConfigError(
                     f"`{key}` is for a signature's patterns only",
                     where=doc.where((*path, i, key)),
