@@ -81,8 +81,18 @@ def problem(regex: str, needle: str) -> str | None:
     if found:
         return found
     texts = _texts(list(tree))
-    if texts is not None and not any(needle in t for t in texts):
+    if texts is None:
+        return None
+    lacking = [t for t in texts if needle not in t]
+    if len(lacking) == len(texts):
         return f"does not contain its needle {needle!r}, so the pre-filter never lets it fire"
+    if lacking:  # a line holding only that branch's text lacks the needle: never searched
+        branch = lacking[0].replace(_GAP, "...")
+        return (
+            f"has a branch without its needle {needle!r} (it matches {branch!r}), so the "
+            "pre-filter never lets that branch fire; give that branch a pattern and a needle of "
+            "its own, or a needle every branch holds"
+        )
     return None
 
 

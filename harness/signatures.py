@@ -181,7 +181,8 @@ def _patterns(
                 where=doc.where((*path, i, "regex")),
                 help="patterns run on RE2 and are written in the syntax RE2 and Python's re "
                 "share: no look-around, backreferences or nested quantifiers; escape literal "
-                "brackets and dots; the needle is a lower-case piece of the regex's own text",
+                "brackets and dots; the needle is a lower-case piece of the regex's own text that "
+                "every match holds",
             )
         out.append(
             Pattern(
