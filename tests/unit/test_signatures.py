@@ -2320,6 +2320,80 @@ CORPUS_MINED = [
       "TypeError: register_custom_call_target(): incompatible function arguments. The following "
       "argument types are supported:"], "backend_init_failure"),
 ]  # fmt: skip
+# Rounds forty-nine and fifty (logs from threads unseen before, each family from its component's
+# own message)
+FORTY_NINTH_ROUND = [
+    (["[2023-04-16 21:36:16,042] [INFO] [comm.py:586:init_distributed] Initializing TorchBackend",
+      "memory allocation of 2097152 bytes failed"], "host_oom"),
+    (["Conv1D on GPU currently requires the cuDNN library which is not integrated in this build"],
+     "cudnn_missing"),
+    (['[CUDA] Error gpu 1: <cryptonight_extra_cpu_init>:193 "out of memory"',
+      "terminate called after throwing an instance of 'std::runtime_error'",
+      "  what():  [CUDA] Error: out of memory"], "gpu_oom"),
+    (["WARN: NVML: can't get GPU #0, error code 15",
+      "WARN: WATCHDOG: T-Rex has a problem with GPU, terminating..."], "gpu_hardware_fault"),
+    (["Faulting module name: c10.dll, version: 0.0.0.0, time stamp: 0x6655ec14",
+      "Exception code: 0xc0000005"], "native_crash"),
+    (["Process finished with error code: 0xC0000409"], "native_crash"),
+    # the catalog's branches that lacked their needle, now patterns of their own
+    (["  what():  exclusive_scan failed to synchronize: cudaErrorIllegalAddress: an illegal "
+      "memory access"], "illegal_memory_access"),
+    (["Exception: (cuda_get_device_count_wrapper) error( cudaErrorStubLibrary"], "stub_driver"),
+    (["Loaded runtime CuDNN library: 7.2.1 but source was compiled with: 7.4.1.  CuDNN library "
+      "major and minor version needs to match or have higher minor version"],
+     "cudnn_version_mismatch"),
+    (["Kokkos::Cuda::initialize ERROR: running kernels compiled for compute capability 8.6 on "
+      "device with compute capability 7.5 is not supported by CUDA!"], "arch_unsupported"),
+]  # fmt: skip
+FIFTIETH_ROUND = [
+    (["mujoco.FatalError: Could not allocate memory"], "host_oom"),
+    (["ERROR: RMM call in line 68of file managed_allocator.cuh failed with result "
+      "RMM_ERROR_OUT_OF_MEMORY (4)  Attempted to allocate: 4000000000 bytes."], "gpu_oom"),
+    (["2024-11-20 20:37:20.877478: W external/xla/xla/hlo/transforms/simplifiers/hlo_"
+      "rematerialization.cc:3020] Can't reduce memory use below 2.12GiB (2278089352 bytes) by "
+      "rematerialization; only reduced to 5.65GiB (6063398400 bytes), down from 5.70GiB",
+      "E1120 20:37:33.901627  165263 hlo_lexer.cc:443] Failed to parse int literal: 8945"],
+     "gpu_oom"),
+    (["RuntimeError: exception occurred! file=std_comms.hpp, NCCL error encountered at: "
+      "file=std_comms.hpp line=334: call='ncclBroadcast(buff)', Reason=4:invalid argument"],
+     "nccl_error"),
+    (["UserWarning: Failed to import the CUDA driver interface, with an error message indicating "
+      "that the version of your CUDA header does not match the version of your CUDA driver.",
+      "ImportError: _driver.so: undefined symbol: cuDevicePrimaryCtxRelease_v2"],
+     "driver_too_old"),
+    (["OsError: [WinError -1073741795] Windows Error 0xc000001d"], "arch_unsupported"),
+    (["cuBLAS error 15 at ggml-cuda.cu:7398: the requested functionality is not supported"],
+     "arch_unsupported"),
+]  # fmt: skip
+FIFTY_FIRST_ROUND = [
+    (["RuntimeError: CuPy failed to load nvrtc64_120_0.dll: FileNotFoundError: Could not find "
+      "module 'nvrtc64_120_0.dll' (or one of its dependencies)."], "cuda_runtime_missing"),
+    (["tensorflow.python.framework.errors_impl.InternalError: cudaGetDevice() failed. Status: "
+      "cudaGetErrorString symbol not found."], "cuda_runtime_missing"),
+    (["ffmpeg: error while loading shared libraries: libnppig.so.11: cannot open shared object "
+      "file: No such file or directory"], "cuda_runtime_missing"),
+    (["2022-08-01 17:28:07.861579: E external/org_tensorflow/tensorflow/stream_executor/cuda/"
+      "cuda_asm_compiler.cc:57] cuLinkAddData fails. This is usually caused by stale driver "
+      "version."], "driver_too_old"),
+    (["[ERROR] not all local fabric manager instances finished their configuration",
+      "[ERROR] failed to configure all the available GPUs or NVSwitches"],
+     "fabric_manager_not_running"),
+    (["[E] [TRT] safeRuntime.cpp (25) - Cuda Error in nvinfer1::internal::DefaultAllocator::"
+      "allocate: 2 (out of memory)",
+      "[E] [TRT] Internal error: could not find any implementation for node conv0_fwd"],
+     "gpu_oom"),
+    (["CUDA error at /home/code/colmap/src/mvs/gpu_mat.h:167 - out of memory"], "gpu_oom"),
+    (["fish: Job 1, 'python a.py' terminated by signal SIGSEGV (Address boundary error)"],
+     "native_crash"),
+    (["2024-04-12 23:39:41.656900: E external/xla/xla/pjrt/distributed/client.cc:96] "
+      "Coordination service agent in error status: DEADLINE_EXCEEDED: Deadline Exceeded"],
+     "timeout"),
+    # the shell's "Killed" in more of glibc's translations
+    (["Caching all 373 images.", "Processus arrêté"], "host_oom"),
+    (["Terminado (killed)"], "host_oom"),
+    (["Вбито"], "host_oom"),
+    (["Σκοτώθηκε"], "host_oom"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2364,6 +2438,9 @@ LATER_ROUNDS = [
     *FORTY_FIFTH_ROUND,
     *FORTY_SIXTH_ROUND,
     *FORTY_SEVENTH_ROUND,
+    *FORTY_NINTH_ROUND,
+    *FIFTIETH_ROUND,
+    *FIFTY_FIRST_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -2443,6 +2520,14 @@ LATER_ROUNDS = [
          "  Local host:   log02", "  Local device: mlx5_0",
          "[log02:869941] 3 more processes have sent help message help-mpi-btl-openib.txt / error "
          "in device init"],
+        # hashcat's watchdog setting, T-Rex going on without NVML, the device plugin's printed
+        # configuration, TF Lite's GPU delegate falling back to OpenGL
+        ["Watchdog: Temperature abort trigger set to 90c"],
+        ["20201211 21:00:17 WARN: NVML error, code 1",
+         "20201211 21:00:17 WARN: Can't initialize NVML. GPU monitoring will be disabled."],
+        ['    "failOnInitError": false,'],
+        ["ERROR: Can not open OpenCL library on this device - libOpenCL.so: cannot open shared "
+         "object file: No such file or directory", "ERROR: Falling back to OpenGL"],
         # NeMo's warning level ("[NeMo W <time> <module>:<line>]")
         ["[NeMo W 2024-09-10 03:10:16 der:185] Check if each ground truth RTTMs were present in "
          "the provided manifest file. Skipping calculation of Diariazation Error Rate"],
