@@ -1030,6 +1030,15 @@ class Pattern:
     # cause of such a failure, and of nothing else (not of an error no signature names, as
     # `alone: false` is).
     cue: tuple[str, ...] = ()
+    # For a sign that the run went on to use what the listed signatures' `armed` warnings say is
+    # missing (TensorFlow found a GPU and now loads the libraries it needs for it), never a
+    # failure itself.
+    arms: tuple[str, ...] = ()
+    # True for a warning that is no failure at all unless a sign that arms its signature (`arms`)
+    # came before it (TensorFlow's cudart64 warning when it is imported, which a machine without
+    # a GPU ignores); after one, it is a failure as any warning is: the cause where no error line
+    # follows it.
+    armed: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -161,19 +161,29 @@ def _patterns(
     of_signature: bool = False,
 ) -> tuple[Pattern, ...]:
     """The patterns at `path`; `of_signature`: a signature's, which alone may mark `alone:
-    false` or a `cue` (a noise pattern is never a cause, and a code is always one)."""
+    false`, a `cue` or what it `arms` (a noise pattern is never a cause, and a code is always
+    one)."""
     out = []
     for i, p in enumerate(items):
-        for key in ("alone", "cue"):
-            # `alone: true` is every pattern's default; any other `alone`, and any cue, is a
-            # signature's own
-            if not of_signature and key in p and (key == "cue" or p[key] is not True):
+        for key in ("alone", "cue", "arms", "armed"):
+            # `alone: true` is every pattern's default; any other `alone`, any cue and any arms
+            # are a signature's own
+            if not of_signature and key in p and (key != "alone" or p[key] is not True):
                 raise ConfigError(
                     f"`{key}` is for a signature's patterns only",
                     where=doc.where((*path, i, key)),
                     help="remove it here; a noise pattern is never a cause, and a code is "
                     "always one",
                 )
+        kinds = [k for k in ("alone", "cue", "arms", "armed") if k in p and p[k] is not True]
+        kinds += ["armed"] if p.get("armed") is True else []
+        if len(kinds) > 1:
+            raise ConfigError(
+                f"a pattern is at most one of a warning no failure alone, a cue, a sign that "
+                f"arms warnings and an armed warning; this one has {' and '.join(kinds)}",
+                where=doc.where((*path, i, kinds[-1])),
+                help="give each its own pattern",
+            )
         why = regexcheck.problem(p["regex"], p["needle"])
         if why is not None:
             raise ConfigError(
@@ -190,6 +200,8 @@ def _patterns(
                 needle=p["needle"],
                 alone=p.get("alone", True),
                 cue=tuple(p.get("cue", ())),
+                arms=tuple(p.get("arms", ())),
+                armed=p.get("armed", False),
             )
         )
     return tuple(out)
@@ -242,13 +254,23 @@ def parse_catalog(doc: Doc, table: tuple[ErrorRow, ...] | None = None) -> Catalo
                     help="name signatures of this catalog",
                 )
         for j, pat in enumerate(s["patterns"]):
-            for other in pat.get("cue", []):
-                if other not in seen:
-                    raise ConfigError(
-                        f"a cue of '{s['id']}' explains '{other}', which is not defined",
-                        where=doc.where(("signatures", i, "patterns", j, "cue")),
-                        help="name signatures of this catalog",
-                    )
+            for key, what in (("cue", "a cue of '{}' explains"), ("arms", "a sign of '{}' arms")):
+                for other in pat.get(key, []):
+                    if other not in seen:
+                        raise ConfigError(
+                            f"{what.format(s['id'])} '{other}', which is not defined",
+                            where=doc.where(("signatures", i, "patterns", j, key)),
+                            help="name signatures of this catalog",
+                        )
+    armed = {other for s in sigs for p in s.patterns for other in p.arms}
+    for i, s in enumerate(sigs):
+        for j, pat in enumerate(s.patterns):
+            if pat.armed and s.id not in armed:
+                raise ConfigError(
+                    f"an `armed` warning of '{s.id}' is armed by no pattern, so it never counts",
+                    where=doc.where(("signatures", i, "patterns", j, "armed")),
+                    help=f"add the sign that arms it (`arms: [{s.id}]`), or remove the pattern",
+                )
     noise = _patterns(doc, doc.data.get("noise", []), ("noise",))
     codes = doc.data.get("codes", [])
     wrappers = zip([c["api"] for c in codes], _patterns(doc, codes, ("codes",)), strict=True)
@@ -339,8 +361,10 @@ _PRINTABLE = bytes(range(0x20, 0x7F))
 _ZEROS = bytes.maketrans(b"0123456789", b"0" * 10)
 _NO_DIGITS = str.maketrans("", "", "0123456789")
 # What a line is (_Scan._match): an error, an info or warning line, a match by a pattern that
-# is no failure alone, or by a cue (Pattern.cue: a sign of the setting, never a failure)
-ERROR, SOFT, CONTEXT, CUE = 0, 1, 2, 3
+# is no failure alone, by a cue (Pattern.cue: a sign of the setting, never a failure), or by a
+# sign that arms later warnings (Pattern.arms), or by a warning only such a sign makes one
+# (Pattern.armed)
+ERROR, SOFT, CONTEXT, CUE, ARM, ARMED = 0, 1, 2, 3, 4, 5
 _NOISE: tuple[str | None, str, int] = (None, "", SOFT)
 
 
@@ -357,7 +381,7 @@ class _Compiled:
 
     automaton: BytesAhoCorasick
     # needle -> (regex, its signature, what a match is: ERROR for a cause alone, else CONTEXT
-    # (Pattern.alone false) or CUE (Pattern.cue))
+    # (Pattern.alone false), CUE (Pattern.cue), ARM (Pattern.arms) or ARMED (Pattern.armed))
     needles: tuple[tuple[str, tuple[tuple[regexcheck.Compiled, Signature, int], ...]], ...]
     noise: tuple[tuple[str | None, regexcheck.Compiled], ...]
     needles_of: dict[str, tuple[int, ...]]  # signature id -> indexes of the needles that name it
@@ -371,18 +395,26 @@ class _Compiled:
     noise_blind: bool
     # signature -> the signatures whose later failure a cue of it explains (Pattern.cue)
     cues: dict[str, frozenset[str]]
+    # signature -> the signatures whose later warnings a sign of it arms (Pattern.arms)
+    arms: dict[str, frozenset[str]]
 
     @staticmethod
     def of(catalog: Catalog) -> _Compiled:
         by_needle: dict[str, list[tuple[regexcheck.Compiled, Signature, int]]] = {}
         cues: dict[str, set[str]] = {}
+        arms: dict[str, set[str]] = {}
         pairs = [(p, s) for s in catalog.signatures for p in s.patterns]
         pairs += [(p, catalog.get(sid)) for p, sid in catalog.coded]
         for p, s in pairs:
             rx = regexcheck.compile_rx(p.regex)
-            how = CUE if p.cue else ERROR if p.alone else CONTEXT
+            how = (
+                CUE if p.cue else ARM if p.arms else ARMED if p.armed
+                else ERROR if p.alone else CONTEXT
+            )  # fmt: skip
             if p.cue:
                 cues.setdefault(s.id, set()).update(p.cue)
+            if p.arms:
+                arms.setdefault(s.id, set()).update(p.arms)
             by_needle.setdefault(p.needle, []).append((rx, s, how))
         needles = tuple((k, tuple(v)) for k, v in by_needle.items())
         words = [k for k, _ in needles] or ["\0"]
@@ -413,6 +445,7 @@ class _Compiled:
                 for p in catalog.noise
             ),
             {k: frozenset(v) for k, v in cues.items()},
+            {k: frozenset(v) for k, v in arms.items()},
         )
 
     def automaton_of(
@@ -463,6 +496,10 @@ class _Scan:
     context: dict[str, tuple[int, str]] = field(default_factory=dict)
     # ... or only by a cue (Pattern.cue: CUE)
     cue: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # signature -> the first sign that armed its warnings (Pattern.arms: ARM), and the first of
+    # its `armed` warnings after that sign (Pattern.armed: ARMED)
+    armed: dict[str, tuple[int, str]] = field(default_factory=dict)
+    after_arm: dict[str, tuple[int, str]] = field(default_factory=dict)
     memo: dict[bytes, tuple[str | None, str, int]] = field(default_factory=dict)
     # a line's first MAX_LINE bytes with every digit 0 -> whether it is noise (`noise_blind`)
     noise: dict[bytes, bool] = field(default_factory=dict)
@@ -584,9 +621,20 @@ class _Scan:
         sid, text, kind = self._match(raw, after, shape)
         if sid is None:
             return
+        line = at if line_at is None else self.lines_before + line_at(at)
+        if kind == ARM:
+            for other in self.compiled.arms[sid]:
+                if other not in self.armed:
+                    self.armed[other] = (line, text)
+                    self.seen.clear()  # a warning seen before the sign counts again after it
+            return
+        if kind == ARMED:
+            if sid in self.armed and sid not in self.after_arm and self.armed[sid][0] < line:
+                self.after_arm[sid] = (line, text)
+            return
         hits = (self.strong, self.soft, self.context, self.cue)[kind]
         if sid not in hits:
-            hits[sid] = (at if line_at is None else self.lines_before + line_at(at), text)
+            hits[sid] = (line, text)
             if not kind:
                 self._mark_done(sid)
 
@@ -833,6 +881,11 @@ def _verdict(
     def rank(hits: dict[str, tuple[int, str]]) -> list[str]:
         return sorted(hits, key=lambda s: (-catalog.get(s).priority, hits[s][0]))
 
+    # An `armed` warning after a sign that armed it (Pattern.arms) is a failure as any warning
+    # is: the cause where no error line follows it.
+    for s, hit in scan.after_arm.items():
+        if s not in scan.strong and s not in scan.soft:
+            scan.soft[s] = hit
     # A warning that is no failure alone (Pattern.alone false) is the cause of a failure after
     # it that no signature names (an error line); beside a signature, it is only secondary.
     context = [s for s in rank(scan.context) if s not in scan.strong and s not in scan.soft]

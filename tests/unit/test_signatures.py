@@ -2631,7 +2631,9 @@ def test_a_cue_names_the_cause_only_of_its_consequence() -> None:
     assert oom[0] == "gpu_oom", "a failure that is no consequence of it"
 
 
-@pytest.mark.parametrize("key", ["alone: false", "cue: [no_gpu_or_driver]"])
+@pytest.mark.parametrize(
+    "key", ["alone: false", "cue: [no_gpu_or_driver]", "arms: [cudnn_missing]", "armed: true"]
+)
 def test_alone_false_and_cue_are_refused_outside_a_signatures_patterns(
     tmp_path: Path, key: str
 ) -> None:
@@ -2872,3 +2874,58 @@ def test_an_opencl_runtime_that_drives_another_vendors_gpu_is_not_a_missing_gpu(
         "    GeForce GTX 970: invalid vendor type",
     )
     assert got[0] != "no_gpu_or_driver"
+
+
+def test_an_armed_warning_is_a_failure_only_after_the_sign_that_arms_it() -> None:
+    """TensorFlow on Windows warns of a missing cudart64 DLL when it is imported, which a machine
+    without a GPU ignores: no failure, not even an error line for an `unknown`. After it found a
+    GPU ("Found device 0 with properties", which arms cuda_runtime_missing and cudnn_missing) the
+    same warning means the GPU will not be used: the cause, as any warning is, where no error
+    line follows; an error no signature names after it leaves it secondary."""
+    dll = (
+        "2020-04-22 21:10:43.537143: W tensorflow/stream_executor/platform/default/"
+        "dso_loader.cc:55] Could not load dynamic library 'cudart64_101.dll'; dlerror: "
+        "cudart64_101.dll not found"
+    )
+    found = (
+        "2020-04-22 21:10:46.270844: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1555] "
+        "Found device 0 with properties:"
+    )
+    cudnn = "W dso_loader.cc:55] Could not load dynamic library 'cudnn64_7.dll'; dlerror: x"
+    assert verdict_of(dll) == ("unknown", None, ())
+    assert verdict_of(dll, "Epoch 1/10 loss 0.3") == ("unknown", None, ())
+    assert verdict_of(dll, "KeyError: 'model'")[:2] == ("unknown", "KeyError: 'model'")
+    assert verdict_of(found) == ("unknown", None, ()), "the sign alone is no failure"
+    assert verdict_of(dll, found)[0] == "unknown", "the warning before the sign"
+    got = verdict_of(dll, found, dll.replace("43.537143", "46.283679"))
+    assert got[:2] == ("cuda_runtime_missing", dll.split("] ", 1)[1])
+    assert verdict_of(found, dll, dll)[0] == "cuda_runtime_missing", "the same line again"
+    assert verdict_of(found, cudnn)[0] == "cudnn_missing"
+    after = verdict_of(found, dll, "KeyError: 'model'")
+    assert after[:2] == ("unknown", "KeyError: 'model'")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        ("arms: [cuda_runtime_missing, cudnn_missing]}", "arms: [no_such_signature]}",
+         "no_such_signature"),
+        ("arms: [cuda_runtime_missing, cudnn_missing]}", "arms: [cudnn_missing]}",
+         "armed by no pattern"),
+        ("arms: [cuda_runtime_missing, cudnn_missing]}",
+         "arms: [cuda_runtime_missing, cudnn_missing], alone: false}", "alone and arms"),
+        ("\\\\.dll'\", armed: true}", "\\\\.dll'\", armed: true, cue: [no_gpu_or_driver]}",
+         "cue and armed"),
+        ("\\\\.dll'\", armed: true}", "\\\\.dll'\", armed: false}", "armed"),
+    ],
+)  # fmt: skip
+def test_a_sign_or_an_armed_warning_that_cannot_work_is_refused_where_it_is(
+    tmp_path: Path, old: str, new: str, words: str
+) -> None:
+    text = (ROOT / "scenarios" / "signatures.yaml").read_text()
+    bad = text.replace(old, new, 1)
+    assert bad != text
+    (tmp_path / "signatures.yaml").write_text(bad)
+    with pytest.raises(ConfigError, match=words) as err:
+        read_catalog(tmp_path / "signatures.yaml")
+    assert err.value.where is not None and err.value.where.line is not None
