@@ -2394,6 +2394,28 @@ FIFTY_FIRST_ROUND = [
     (["Вбито"], "host_oom"),
     (["Σκοτώθηκε"], "host_oom"),
 ]  # fmt: skip
+FIFTY_THIRD_ROUND = [
+    (["rocBLAS error: Cannot read C:\\Users\\u\\AppData\\Local\\Programs\\Ollama\\rocm\\/rocblas/"
+      "library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1031"],
+     "arch_unsupported"),
+    (["Entry Point Not Found : The procedure entry point roclabs_bfdot_64 could not be located in "
+      "the dynamic link library (...\\lib\\ollama\\hip_blas.dll)"], "undefined_symbol"),
+    (["Error: llama runner process has terminated: exit status 0xc0000139"], "undefined_symbol"),
+    (["Process finished with exit code -1073741511"], "undefined_symbol"),
+    (["Ultralytics YOLOv8.1.3 Python-3.10.11 torch-2.1.0+cpu",
+      "An Error occurred: Invalid CUDA 'device=0' requested. Use 'device=cpu' or pass valid CUDA "
+      "device(s) if available, i.e. 'device=0' or 'device=0,1,2,3' for Multi-GPU."],
+     "no_gpu_or_driver"),
+    (["See https://pytorch.org/get-started/locally/ for up-to-date torch install instructions if "
+      "no CUDA devices are seen by torch."], "no_gpu_or_driver"),
+    (["Error response from daemon: linux runtime spec devices: error gathering device "
+      "information while adding custom device \"/dev/nvidia-uvm-tools\": lstat "
+      "/dev/nvidia-uvm-tools: no such file or directory"], "no_gpu_or_driver"),
+    # a warning that an optional extension did not load, then an error no signature names
+    (["/x/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: "
+      "/x/torchvision/image.so: undefined symbol: _ZN3c1017RegisterOperatorsD1Ev",
+      "RuntimeError: Couldn't load custom C++ ops."], "undefined_symbol"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2441,6 +2463,7 @@ LATER_ROUNDS = [
     *FORTY_NINTH_ROUND,
     *FIFTIETH_ROUND,
     *FIFTY_FIRST_ROUND,
+    *FIFTY_THIRD_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -2528,6 +2551,15 @@ LATER_ROUNDS = [
         ['    "failOnInitError": false,'],
         ["ERROR: Can not open OpenCL library on this device - libOpenCL.so: cannot open shared "
          "object file: No such file or directory", "ERROR: Falling back to OpenGL"],
+        # an optional extension that did not load, and SAM 2 going on without its own
+        ["/opt/conda/lib/python3.10/site-packages/ecmwflibs/__init__.py:81: UserWarning: /lib/"
+         "x86_64-linux-gnu/libgobject-2.0.so.0: undefined symbol: ffi_type_uint32, version "
+         "LIBFFI_BASE_7.0", "  warnings.warn(str(e))"],
+        ["/sam2/sam2_video_predictor.py:786: UserWarning: /sam2/sam2/_C.so: undefined symbol: "
+         "_ZN3c106detail23torchInternalAssertFailEPKcS2_jS2_",
+         "Skipping the post-processing step due to the error above. You can still use SAM 2 and "
+         "it's OK to ignore the error above, although some post-processing functionality may be "
+         "limited (which doesn't affect the results in most cases)."],
         # NeMo's warning level ("[NeMo W <time> <module>:<line>]")
         ["[NeMo W 2024-09-10 03:10:16 der:185] Check if each ground truth RTTMs were present in "
          "the provided manifest file. Skipping calculation of Diariazation Error Rate"],
