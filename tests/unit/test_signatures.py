@@ -2415,6 +2415,10 @@ FIFTY_THIRD_ROUND = [
     (["/x/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: "
       "/x/torchvision/image.so: undefined symbol: _ZN3c1017RegisterOperatorsD1Ev",
       "RuntimeError: Couldn't load custom C++ ops."], "undefined_symbol"),
+    # from the corpus' own misses: the driver's NVML library as ctypes fails to load it
+    (["  File \"/env/lib/python3.8/site-packages/pynvml.py\", line 608, in nvmlInit",
+      "OSError: libnvidia-ml.so.1: cannot open shared object file: No such file or directory"],
+     "no_gpu_or_driver"),
 ]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
