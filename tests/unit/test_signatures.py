@@ -2555,6 +2555,9 @@ LATER_ROUNDS = [
         ['    "failOnInitError": false,'],
         ["ERROR: Can not open OpenCL library on this device - libOpenCL.so: cannot open shared "
          "object file: No such file or directory", "ERROR: Falling back to OpenGL"],
+        # the source line Python's warnings module shows under a warning
+        ["/env/torchvision/io/image.py:11: UserWarning: Failed to load image Python extension: ",
+         "  warn(f\"Failed to load image Python extension: {e}\")"],
         # an optional extension that did not load, and SAM 2 going on without its own
         ["/opt/conda/lib/python3.10/site-packages/ecmwflibs/__init__.py:81: UserWarning: /lib/"
          "x86_64-linux-gnu/libgobject-2.0.so.0: undefined symbol: ffi_type_uint32, version "
