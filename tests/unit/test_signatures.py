@@ -2420,6 +2420,15 @@ FIFTY_THIRD_ROUND = [
       "OSError: libnvidia-ml.so.1: cannot open shared object file: No such file or directory"],
      "no_gpu_or_driver"),
 ]  # fmt: skip
+FIFTY_FOURTH_ROUND = [
+    (["ValueError: The model's max seq len (32768) is larger than the maximum number of tokens "
+      "that can be stored in KV cache (7344). Try increasing `gpu_memory_utilization` or "
+      "decreasing `max_model_len` when initializing the engine."], "gpu_oom"),
+    (["ValueError: To serve at least one request with the models's max seq len (32768), (2.00 GB "
+      "KV cache is needed, which is larger than the available KV cache memory (0.78 GB). Try "
+      "increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+      "engine."], "gpu_oom"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2468,6 +2477,7 @@ LATER_ROUNDS = [
     *FIFTIETH_ROUND,
     *FIFTY_FIRST_ROUND,
     *FIFTY_THIRD_ROUND,
+    *FIFTY_FOURTH_ROUND,
     *CORPUS_MINED,
 ]
 
