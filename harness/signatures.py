@@ -621,22 +621,26 @@ class _Scan:
         sid, text, kind = self._match(raw, after, shape)
         if sid is None:
             return
-        line = at if line_at is None else self.lines_before + line_at(at)
+        if kind >= ARM:  # rare: the line's number is counted only where it is needed
+            line = at if line_at is None else self.lines_before + line_at(at)
+            self._arming(sid, text, kind, line)
+            return
+        hits = (self.strong, self.soft, self.context, self.cue)[kind]
+        if sid not in hits:
+            hits[sid] = (at if line_at is None else self.lines_before + line_at(at), text)
+            if not kind:
+                self._mark_done(sid)
+
+    def _arming(self, sid: str, text: str, kind: int, line: int) -> None:
+        """A sign that arms signatures' warnings (ARM), or an armed warning (ARMED): a failure
+        only after a sign that armed its signature."""
         if kind == ARM:
             for other in self.compiled.arms[sid]:
                 if other not in self.armed:
                     self.armed[other] = (line, text)
                     self.seen.clear()  # a warning seen before the sign counts again after it
-            return
-        if kind == ARMED:
-            if sid in self.armed and sid not in self.after_arm and self.armed[sid][0] < line:
-                self.after_arm[sid] = (line, text)
-            return
-        hits = (self.strong, self.soft, self.context, self.cue)[kind]
-        if sid not in hits:
-            hits[sid] = (line, text)
-            if not kind:
-                self._mark_done(sid)
+        elif sid in self.armed and sid not in self.after_arm and self.armed[sid][0] < line:
+            self.after_arm[sid] = (line, text)
 
     def _mark_done(self, sid: str) -> None:
         for idx in self.compiled.needles_of.get(sid, ()):
