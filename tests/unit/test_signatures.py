@@ -2419,6 +2419,13 @@ FIFTY_THIRD_ROUND = [
     (["  File \"/env/lib/python3.8/site-packages/pynvml.py\", line 608, in nvmlInit",
       "OSError: libnvidia-ml.so.1: cannot open shared object file: No such file or directory"],
      "no_gpu_or_driver"),
+    # ... torch's out-of-memory text as ComfyUI shows its first line, and cuBLAS' status in newer
+    # TensorFlow's words
+    (["2024-12-16 17:10:56,767 - root - ERROR - !!! Exception during processing !!! Allocation "
+      "on device "], "gpu_oom"),
+    (["Error occurred when executing CogVideoDecode:", "", "Allocation on device", ""], "gpu_oom"),
+    (["E external/local_xla/xla/stream_executor/cuda/cuda_blas.cc:190] failed to create cublas "
+      "handle: the library was not initialized"], "gpu_oom"),
 ]  # fmt: skip
 FIFTY_FOURTH_ROUND = [
     (["ValueError: The model's max seq len (32768) is larger than the maximum number of tokens "
