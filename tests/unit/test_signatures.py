@@ -2426,6 +2426,10 @@ FIFTY_THIRD_ROUND = [
     (["Error occurred when executing CogVideoDecode:", "", "Allocation on device", ""], "gpu_oom"),
     (["E external/local_xla/xla/stream_executor/cuda/cuda_blas.cc:190] failed to create cublas "
       "handle: the library was not initialized"], "gpu_oom"),
+    (["    raise NvvmSupportError(errmsg % e)",
+      "OSError: libnvvm.so: cannot open shared object file: No such file or directory",
+      "", "During handling of the above exception, another exception occurred:", ""],
+     "cuda_runtime_missing"),
 ]  # fmt: skip
 FIFTY_FOURTH_ROUND = [
     (["ValueError: The model's max seq len (32768) is larger than the maximum number of tokens "
@@ -2713,6 +2717,21 @@ def test_a_cue_of_a_signature_the_catalog_lacks_is_refused_where_it_is(tmp_path:
     with pytest.raises(ConfigError, match="no_such_signature") as err:
         read_catalog(tmp_path / "signatures.yaml")
     assert err.value.where is not None and err.value.where.line is not None
+
+
+def test_the_joints_between_chained_exceptions_are_not_the_error() -> None:
+    """A traceback cut after Python's (or JAX's) line between two chained exceptions: the
+    decisive line of the `unknown` is the exception before it, not the joint."""
+    first = "KeyError: 'model'"
+    for joint in (
+        "During handling of the above exception, another exception occurred:",
+        "The above exception was the direct cause of the following exception:",
+        "For simplicity, JAX has removed its internal frames from the traceback of the following "
+        "exception. Set JAX_TRACEBACK_FILTERING=off to include these.",
+    ):
+        got = verdict_of("Traceback (most recent call last):", '  File "a.py", line 1', first,
+                         "", joint, "")  # fmt: skip
+        assert got[:2] == ("unknown", first), joint
 
 
 def test_a_count_of_no_failures_is_not_an_error_line() -> None:
