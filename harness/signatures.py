@@ -153,6 +153,9 @@ def _signal_number(name: str) -> int:
     return int(getattr(signals, name))
 
 
+_KINDS = ("alone", "cue", "arms", "armed")  # what a signature's pattern may be besides a cause
+
+
 def _patterns(
     doc: Doc,
     items: list[dict[str, Any]],
@@ -165,18 +168,15 @@ def _patterns(
     one)."""
     out = []
     for i, p in enumerate(items):
-        for key in ("alone", "cue", "arms", "armed"):
-            # `alone: true` is every pattern's default; any other `alone`, any cue and any arms
-            # are a signature's own
-            if not of_signature and key in p and (key != "alone" or p[key] is not True):
-                raise ConfigError(
-                    f"`{key}` is for a signature's patterns only",
-                    where=doc.where((*path, i, key)),
-                    help="remove it here; a noise pattern is never a cause, and a code is "
-                    "always one",
-                )
-        kinds = [k for k in ("alone", "cue", "arms", "armed") if k in p and p[k] is not True]
-        kinds += ["armed"] if p.get("armed") is True else []
+        # `alone: true` is every pattern's default; any other `alone`, a cue, a sign that arms
+        # and an armed warning are a signature's own, and a pattern is at most one of them
+        kinds = [k for k in _KINDS if k in p and (k != "alone" or p[k] is not True)]
+        if kinds and not of_signature:
+            raise ConfigError(
+                f"`{kinds[0]}` is for a signature's patterns only",
+                where=doc.where((*path, i, kinds[0])),
+                help="remove it here; a noise pattern is never a cause, and a code is always one",
+            )
         if len(kinds) > 1:
             raise ConfigError(
                 f"a pattern is at most one of a warning no failure alone, a cue, a sign that "
