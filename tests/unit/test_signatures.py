@@ -2440,6 +2440,62 @@ FIFTY_FOURTH_ROUND = [
       "increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
       "engine."], "gpu_oom"),
 ]  # fmt: skip
+FIFTY_SIXTH_ROUND = [
+    # TensorRT's check that CUDA works, its cudaError_t classified by number (35: the driver)
+    (["[04/15/2023-04:37:46] [W] [TRT] CUDA initialization failure with error: 35. Please check "
+      "your CUDA installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html",
+      "&&&& FAILED TensorRT.sample_onnx_mnist [TensorRT v8600] # ./sample_onnx_mnist"],
+     "driver_too_old"),
+    (["ERROR: Cuda initialization failure with error 35. Please check cuda installation:  "
+      "http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html.",
+      "Segmentation fault (core dumped)"], "driver_too_old"),
+    (["[TRT] CUDA initialization failure with error: 100. Please check your CUDA installation"],
+     "no_gpu_or_driver"),
+    # torch.distributed.elastic's failure table with its rows run together, lower-cased
+    (["rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>",
+      "traceback : signal 9 (SIGKILL) received by PID 36071"], "host_oom"),
+    # a launcher's report of a worker SIGBUS killed: /dev/shm, as a bare "Bus error" is read
+    (["2023-08-11T06:42:43.498333Z ERROR shard-manager: text_generation_launcher: Shard process "
+      "was signaled to shutdown with signal 7 rank=1"], "shm_exhausted"),
+    (["    exitcode  : -7 (pid: 54)", "    traceback : Signal 7 (SIGBUS) received by PID 54"],
+     "shm_exhausted"),
+    (["[2023-06-01 10:00:00,000] [ERROR] [launch.py:321:sigkill_handler] ['python', 'train.py'] "
+      "exits with return code = -7"], "shm_exhausted"),
+    # bitsandbytes' CUDA set-up without libcudart, Unsloth without a GPU, cumm without the arch
+    (["CUDA SETUP: Problem: The main issue seems to be that the main CUDA runtime library was not "
+      "detected.", "CUDA SETUP: Setup Failed!"], "cuda_runtime_missing"),
+    (["NotImplementedError: Unsloth currently only works on NVIDIA GPUs and Intel GPUs."],
+     "no_gpu_or_driver"),
+    (["this arch isn't supported!",
+      "/io/build/ConvKernel_conv_kernel.cu:104: void cumm::conv::main::conv_kernel(ConvParams): "
+      "block: [6,0,0], thread: [0,0,0] Assertion `0` failed."], "arch_unsupported"),
+]  # fmt: skip
+FIFTY_SEVENTH_ROUND = [
+    # Windows' commit limit as Rust's io::Error prints it, and the JVM's own out-of-memory report
+    (["OSError: The paging file is too small for this operation to complete. (os error 1455)"],
+     "host_oom"),
+    (["# There is insufficient memory for the Java Runtime Environment to continue.",
+      "# Native memory allocation (malloc) failed to allocate 56 bytes for AllocateHeap",
+      "subprocess.CalledProcessError: Command '['./bazel-2.0.0-linux-x86_64', 'version']' "
+      "returned non-zero exit status 37."], "host_oom"),
+    # NVRTC's builtins DLL on Windows; Numba's loader without NVVM
+    (["RuntimeError: nvrtc: error: failed to open nvrtc-builtins64_121.dll.",
+      "  Make sure that nvrtc-builtins64_121.dll is installed correctly."], "cuda_runtime_missing"),
+    (["    raise OSError('library %s not found' % lib)", "OSError: library nvvm not found"],
+     "cuda_runtime_missing"),
+    # torch's cuDNN check as an app prints it, a space lost
+    (["[Voice Changer] post_update_settings ex: cuDNN version incompatibility: PyTorchwas compiled "
+      " against (8, 7, 0) but found runtime version (8, 6, 0)."], "cudnn_version_mismatch"),
+    # an old Warp on a driver without cuGetProcAddress (before CUDA 11.3)
+    (["Warp CUDA error: Failed to get function cuGetProcAddress",
+      "Warp 0.10.1 initialized:", "   CUDA devices not available"], "driver_too_old"),
+    # torch.distributed.elastic's agent line for a worker the kernel killed (SIGKILL) or SIGBUS
+    (["E0204 21:34:02.943000 6578 torch/distributed/elastic/multiprocessing/api.py:742] failed "
+      "(exitcode: -9) local_rank: 1 (pid: 6702) of fn: worker_entrypoint (start_method: spawn)"],
+     "host_oom"),
+    (["E0204 21:34:02.943000 6578 torch/distributed/elastic/multiprocessing/api.py:742] failed "
+      "(exitcode: -7) local_rank: 0 (pid: 6702) of binary: /usr/bin/python"], "shm_exhausted"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2489,6 +2545,8 @@ LATER_ROUNDS = [
     *FIFTY_FIRST_ROUND,
     *FIFTY_THIRD_ROUND,
     *FIFTY_FOURTH_ROUND,
+    *FIFTY_SIXTH_ROUND,
+    *FIFTY_SEVENTH_ROUND,
     *CORPUS_MINED,
 ]
 
