@@ -2496,6 +2496,25 @@ FIFTY_SEVENTH_ROUND = [
     (["E0204 21:34:02.943000 6578 torch/distributed/elastic/multiprocessing/api.py:742] failed "
       "(exitcode: -7) local_rank: 0 (pid: 6702) of binary: /usr/bin/python"], "shm_exhausted"),
 ]  # fmt: skip
+FIFTY_EIGHTH_ROUND = [
+    # zsh's and fish's reports of a SIGKILL, and runc's container init killed at its limit
+    (["[1]    26478 killed     python test.py"], "host_oom"),
+    (["Loading checkpoint shards:   0%|          | 0/3 [00:00<?, ?it/s][1]    26478 killed     "
+      "python test.py"], "host_oom"),
+    (["fish: Job 1, 'python train.py' terminated by signal SIGKILL (Forced quit)"], "host_oom"),
+    (["Warning  Failed  113s   kubelet  Error: container create failed: time=\"2022-09-14T11:35:"
+      "13Z\" level=error msg=\"runc create failed: unable to start container process: container "
+      "init was OOM-killed (memory limit too low?)\""], "host_oom"),
+    # HAMi's vGPU limit, and MindSpore's numbered CUDA failure
+    (["[HAMI-core ERROR (pid:30 thread=140382094939712 allocator.c:53)]: Device 0 OOM 3171158016 "
+      "/ 3145728000", "RuntimeError: CUDA error: unrecognized error code"], "gpu_oom"),
+    (["The cudaStreamCreateWithFlags failed, ret[2], out of memory"], "gpu_oom"),
+    # Fabric Manager on an NVLink 5 system without ib_umad; LLVM's PTX too old for the GPU
+    (["Jul 20 16:15:36 edge-1:  Kernel module \"ib_umad\" has not been loaded, fabric manager "
+      "cannot be started"], "fabric_manager_not_running"),
+    (["LLVM Fatal Error while compiling target binary for module: jit_iota",
+      "Reason: PTX version 8.8 does not support target 'sm_107a'."], "arch_unsupported"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2547,6 +2566,7 @@ LATER_ROUNDS = [
     *FIFTY_FOURTH_ROUND,
     *FIFTY_SIXTH_ROUND,
     *FIFTY_SEVENTH_ROUND,
+    *FIFTY_EIGHTH_ROUND,
     *CORPUS_MINED,
 ]
 
