@@ -411,7 +411,7 @@ class _Compiled:
 
     @staticmethod
     def of(catalog: Catalog) -> _Compiled:
-        by_needle: dict[str, list[tuple[regexcheck.Compiled, Signature, int]]] = {}
+        by_needle: dict[str, list[tuple[str, Signature, int]]] = {}
         cues: dict[str, set[str]] = {}
         arms: dict[str, set[str]] = {}
         pairs = [(p, s) for s in catalog.signatures for p in s.patterns]
