@@ -2515,6 +2515,35 @@ FIFTY_EIGHTH_ROUND = [
     (["LLVM Fatal Error while compiling target binary for module: jit_iota",
       "Reason: PTX version 8.8 does not support target 'sm_107a'."], "arch_unsupported"),
 ]  # fmt: skip
+SIXTIETH_ROUND = [
+    # torch's cuDNN check before 1.8 (one number per version) and before 1.0 ("mismatch")
+    (["RuntimeError: cuDNN version incompatibility: PyTorch was compiled against 7401 but linked "
+      "against 7301"], "cudnn_version_mismatch"),
+    (["RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7005 but linked against "
+      "7103"], "cudnn_version_mismatch"),
+    # PaddlePaddle on Windows when no cuDNN DLL was found, the traceback cut before its end
+    (["W0804 21:55:45.073442 12172 dynamic_loader.cc:238] Note: [Recommend] copy cudnn into CUDA "
+      "installation directory. ", "Traceback (most recent call last):",
+      '  File "train.py", line 53, in <module>'], "cudnn_missing"),
+    # Numba's library check, Julia's CUDA.jl without a toolkit its driver runs
+    (["        Trying to open library...       ERROR: failed to open nvvm:",
+      "Could not find module 'nvvm.dll' (or one of its dependencies)."], "cuda_runtime_missing"),
+    (["Error: CUDA driver 8.0.0 is not compatible with any supported CUDA toolkit (11.4.4, 11.5.2 "
+      "or 12.3.1)"], "driver_too_old"),
+    # OpenCV 2.4 built without CUDA; an older JAX asked for its GPU backend
+    (["OpenCV Error: No GPU support (The library is compiled without CUDA support) in setDevice, "
+      "file /build/opencv/modules/dynamicuda/include/opencv2/dynamicuda/dynamicuda.hpp, line 84"],
+     "no_gpu_or_driver"),
+    (["  what():  /build/dynamicuda.hpp:84: error: (-216) The library is compiled without CUDA "
+      "support in function setDevice", "Aborted (core dumped)"], "no_gpu_or_driver"),
+    (["    raise RuntimeError(f\"Unknown backend {platform}\")",
+      "RuntimeError: Unknown backend GPU"], "no_gpu_or_driver"),
+    # TF 2.x's XLA cluster without ptxas; vLLM without a platform, then a failure it explains
+    (["NotFoundError: 2 root error(s) found.", "  (0) Not found: ./bin/ptxas not found",
+      "\t [[{{node cluster_0_1/xla_compile}}]]"], "cuda_runtime_missing"),
+    (["INFO 05-20 20:12:25 [__init__.py:252] No platform detected, vLLM is running on "
+      "UnspecifiedPlatform", "RuntimeError: Device string must not be empty"], "no_gpu_or_driver"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2567,6 +2596,7 @@ LATER_ROUNDS = [
     *FIFTY_SIXTH_ROUND,
     *FIFTY_SEVENTH_ROUND,
     *FIFTY_EIGHTH_ROUND,
+    *SIXTIETH_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -3082,3 +3112,21 @@ def test_a_sign_or_an_armed_warning_that_cannot_work_is_refused_where_it_is(
     with pytest.raises(ConfigError, match=words) as err:
         read_catalog(tmp_path / "signatures.yaml")
     assert err.value.where is not None and err.value.where.line is not None
+
+
+def test_the_redzone_ptxas_warning_and_vllms_platform_line_are_no_failure_alone() -> None:
+    """TF's redzone allocator says ptxas was not found and lets the driver compile: the run goes
+    on. vLLM's "No platform detected" precedes an out-of-tree plugin's activation as well: the
+    cause only of a failure after it."""
+    redzone = (
+        "2020-11-20 16:13:20.571736: W tensorflow/stream_executor/cuda/redzone_allocator.cc:312] "
+        "Not found: ./bin/ptxas not found"
+    )
+    ran = "Relying on driver to perform ptx compilation. This message will be only logged once."
+    assert verdict_of(redzone, ran, "Epoch 1/10")[0] == "unknown"
+    assert verdict_of(redzone, ran, "Epoch 1/10")[1] is None
+    vllm = "INFO 03-11 14:47:27 __init__.py:187] No platform detected, vLLM is running on " + (
+        "UnspecifiedPlatform"
+    )
+    plugin = "INFO 03-11 14:47:27 __init__.py:174] Platform plugin ascend is activated"
+    assert verdict_of(vllm, plugin) == ("unknown", None, ())
