@@ -15,7 +15,6 @@ Everything from results reaches the page as escaped text (`html.escape`) or as J
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
@@ -176,7 +175,7 @@ readHash();
 """
 
 
-_SPECIAL = re.compile("[&<>\"']")  # what html.escape replaces
+_SPECIAL = "&<>\"'"  # what html.escape replaces (five scans of a column in C beat one regex)
 
 
 class Escaped(dict[str, str]):
@@ -190,7 +189,8 @@ class Escaped(dict[str, str]):
     def each(self, values: list[str]) -> list[str]:
         """A column escaped: as it is where no text of it has a character to escape (one scan
         of the column), else each text not met before escaped once, then lookups in C."""
-        if _SPECIAL.search("".join(values)) is None:
+        joined = "".join(values)
+        if not any(c in joined for c in _SPECIAL):
             return values
         new = [v for v in dict.fromkeys(values) if v not in self]
         self.update(zip(new, map(escape, new), strict=True))
