@@ -2544,6 +2544,24 @@ SIXTIETH_ROUND = [
     (["INFO 05-20 20:12:25 [__init__.py:252] No platform detected, vLLM is running on "
       "UnspecifiedPlatform", "RuntimeError: Device string must not be empty"], "no_gpu_or_driver"),
 ]  # fmt: skip
+SIXTY_FIRST_ROUND = [
+    # torch's allocator's account of an OOM whose first words an app re-cased; NumPy's message
+    # without its exception's name
+    (["RUNTIME ERROR: cuda out of memory. Tried to allocate 312.00 MiB (GPU 0; 11.17 GiB total "
+      "capacity; 1.55 GiB already allocated; 124.69 MiB free; 1.65 GiB reserved in total by "
+      "PyTorch)"], "gpu_oom"),
+    (["Fehler Im 3. Schritt - Transkription", "Unable to allocate 2.42 GiB for an array with "
+      "shape (1, 1625405, 400) and data type float32"], "host_oom"),
+    # torch's NCCL heartbeat monitor
+    (["[rank0]:[E608 14:09:10.210136079 ProcessGroupNCCL.cpp:1484] [PG ID 0 PG GUID 0(default_pg)"
+      " Rank 0] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in "
+      "monitoring enqueued collectives."], "timeout"),
+    # ONNX Runtime's CUDA provider DLL stays a missing CUDA library
+    (['2024-06-03 12:26:18.3 [E:onnxruntime:Default, provider_bridge_ort.cc:1534 onnxruntime::'
+      'TryGetProviderInfo_CUDA] provider_bridge_ort.cc:1209 onnxruntime::ProviderLibrary::Get '
+      '[ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 "" when trying to load '
+      '"C:\\ort\\capi\\onnxruntime_providers_cuda.dll"'], "cuda_runtime_missing"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2597,6 +2615,7 @@ LATER_ROUNDS = [
     *FIFTY_SEVENTH_ROUND,
     *FIFTY_EIGHTH_ROUND,
     *SIXTIETH_ROUND,
+    *SIXTY_FIRST_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -3130,3 +3149,35 @@ def test_the_redzone_ptxas_warning_and_vllms_platform_line_are_no_failure_alone(
     )
     plugin = "INFO 03-11 14:47:27 __init__.py:174] Platform plugin ascend is activated"
     assert verdict_of(vllm, plugin) == ("unknown", None, ())
+
+
+def test_onnx_runtimes_fallback_from_tensorrt_and_uvicorns_info_lines_are_no_failure() -> None:
+    """ONNX Runtime's Python API drops a TensorRT provider whose DLL cannot load and retries with
+    CUDA: no failure unless one follows. Uvicorn's logger is named "uvicorn.error"; a line at
+    INFO under it, or one that says "(nonfatal)", is no error line."""
+    trt = (
+        "2024-12-07 08:28:02.27 [E:onnxruntime:Default, provider_bridge_ort.cc:1848 onnxruntime::"
+        "TryGetProviderInfo_TensorRT] provider_bridge_ort.cc:1539 onnxruntime::ProviderLibrary::"
+        'Get [ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 "" when trying to '
+        'load "F:\\venv\\onnxruntime\\capi\\onnxruntime_providers_tensorrt.dll"'
+    )
+    fallback = [
+        "",
+        "*************** EP Error ***************",
+        "EP Error D:\\a\\onnxruntime_pybind_state.cc:507 onnxruntime::python::"
+        "RegisterTensorRTPluginsAsCustomOps Please install TensorRT libraries as mentioned in the "
+        "GPU requirements page, make sure they're in the PATH or LD_LIBRARY_PATH, and that your "
+        "GPU is supported.",
+        " when using ['TensorrtExecutionProvider', 'CUDAExecutionProvider', "
+        "'CPUExecutionProvider']",
+        "Falling back to ['CUDAExecutionProvider', 'CPUExecutionProvider'] and retrying.",
+    ]
+    assert verdict_of(trt, *fallback) == ("unknown", None, ())
+    got = verdict_of(trt, *fallback, "RuntimeError: mesh extraction did not converge")
+    assert got[0] == "cuda_runtime_missing"
+    uvicorn = "[2023-08-20 19:43:12,838]::[uvicorn.error]::INFO --> Waiting for application start."
+    nonfatal = "[2023-08-20 19:43:10,963]::[InvokeAI]::INFO --> Patchmatch not loaded (nonfatal)"
+    assert verdict_of(uvicorn, nonfatal) == ("unknown", None, ())
+    assert verdict_of(uvicorn, "RuntimeError: fatal: the model is gone")[1] == (
+        "RuntimeError: fatal: the model is gone"
+    )
