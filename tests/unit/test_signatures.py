@@ -2562,6 +2562,12 @@ SIXTY_FIRST_ROUND = [
       '[ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 "" when trying to load '
       '"C:\\ort\\capi\\onnxruntime_providers_cuda.dll"'], "cuda_runtime_missing"),
 ]  # fmt: skip
+SIXTY_SECOND_ROUND = [
+    # JetBrains' run console after a SIGKILL; an older modprobe without the module
+    (["Process finished with exit code 137 (interrupted by signal 9: SIGKILL)"], "host_oom"),
+    (["+ sudo modprobe nvidia_drm", "modprobe: FATAL: Module nvidia_drm not found."],
+     "no_gpu_or_driver"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2616,6 +2622,7 @@ LATER_ROUNDS = [
     *FIFTY_EIGHTH_ROUND,
     *SIXTIETH_ROUND,
     *SIXTY_FIRST_ROUND,
+    *SIXTY_SECOND_ROUND,
     *CORPUS_MINED,
 ]
 
