@@ -2568,6 +2568,17 @@ SIXTY_SECOND_ROUND = [
     (["+ sudo modprobe nvidia_drm", "modprobe: FATAL: Module nvidia_drm not found."],
      "no_gpu_or_driver"),
 ]  # fmt: skip
+SIXTY_THIRD_ROUND = [
+    # cuDNN 8 sub-libraries of two releases, as a post spaced glibc's text; AITemplate's device
+    # check; ggml loading weights into host memory it cannot get
+    (["Could not load library libcudnn_cnn_train.so.8.     Error: /env/lib/libcudnn_ops_train.so"
+      ".8 :undefined symbol: _ZN5cudnn3ops26JoinInternalPriorityStreamEP12cudnnContexti , "
+      "version libcudnn_ops_infer.so.8"], "cudnn_version_mismatch"),
+    (["[18:41:36] model_interface.cu:91: Error: DeviceMalloc(&result, n_bytes) API call failed: "
+      "out of memory at model_interface.cu, line49"], "gpu_oom"),
+    (["alloc_tensor_range: failed to allocate CPU buffer of size 437944320",
+      "llama_model_load: error loading model: unable to allocate CPU buffer"], "host_oom"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2623,6 +2634,7 @@ LATER_ROUNDS = [
     *SIXTIETH_ROUND,
     *SIXTY_FIRST_ROUND,
     *SIXTY_SECOND_ROUND,
+    *SIXTY_THIRD_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -2660,6 +2672,11 @@ LATER_ROUNDS = [
          "retrieve CUDA device count: CUDA_ERROR_NOT_INITIALIZED: initialization error"],
         # Weights & Biases retrying an upload
         ["wandb: Network error (TransientError), entering retry loop."],
+        # TensorFlow 2.4's ptxas fall-back: it compiles with the driver and goes on
+        ["2020-12-14 01:30:45.379556: W tensorflow/stream_executor/gpu/asm_compiler.cc:235] Your "
+         "CUDA software stack is old. We fallback to the NVIDIA driver for some compilation. "
+         "Update your CUDA version to get the best performance. The ptxas error was: ptxas fatal"
+         "   : Value 'sm_86' is not defined for option 'gpu-name'"],
         # Open MPI's note on the help messages it folded
         ['[g0004:10079] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / '
          "error messages"],
