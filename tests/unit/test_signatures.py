@@ -2579,6 +2579,17 @@ SIXTY_THIRD_ROUND = [
     (["alloc_tensor_range: failed to allocate CPU buffer of size 437944320",
       "llama_model_load: error loading model: unable to allocate CPU buffer"], "host_oom"),
 ]  # fmt: skip
+SIXTY_FOURTH_ROUND = [
+    # bash's job line cut after "Killed"; Slurm's accounting over a step's memory limit; older
+    # ggml's context in host memory
+    (["cli_demo.sh: line 5: 12989 Killed"], "host_oom"),
+    (["slurmstepd: error: Job 7518 exceeded memory limit (626359956 > 512000000), being killed",
+      "slurmstepd: error: Exceeded job memory limit"], "host_oom"),
+    (["slurmstepd: error: StepId=5.0 exceeded memory limit (626359956 > 512000000), being "
+      "killed"], "host_oom"),
+    (["GGML_ASSERT: /project/llama.cpp-230511/ggml.c:4411: ctx->mem_buffer != NULL",
+      "Aborted"], "host_oom"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2635,6 +2646,7 @@ LATER_ROUNDS = [
     *SIXTY_FIRST_ROUND,
     *SIXTY_SECOND_ROUND,
     *SIXTY_THIRD_ROUND,
+    *SIXTY_FOURTH_ROUND,
     *CORPUS_MINED,
 ]
 
