@@ -122,7 +122,8 @@ _ERRORISH_REV = re.compile(b"|".join(re.escape(w[::-1]) for w in _ERRORISH))  # 
 # ... but not a count of none: "Tests failed: 0", "0 failed", "errors=0", nor "(nonfatal)"
 _ERRORISH_RE = re.compile(
     r"(?i)(?<!\b0 )(error|exception|(?<!non)(?<!non-)fatal|abort(ed)?|failed|killed|panic(ked)?)\b"
-    r"(?!\s*[:=]?\s*0(?![\w.])|\.[a-z]{2,4}\b)"  # ... nor a file's name: error.json, fatal.log
+    # ... nor a file's name (error.json, fatal.log), nor a rate ("Validation error: 84.6%")
+    r"(?!\s*[:=]?\s*(0(?![\w.])|\d+(\.\d+)? ?%)|\.[a-z]{2,4}\b)"
     # an error enum's name, as CUDA's and others' are printed bare: CUDA_ERROR_INVALID_HANDLE
     r"|(?-i:\b[A-Z][A-Z0-9]*_ERROR_[A-Z0-9_]+\b)"
 )

@@ -2590,6 +2590,22 @@ SIXTY_FOURTH_ROUND = [
     (["GGML_ASSERT: /project/llama.cpp-230511/ggml.c:4411: ctx->mem_buffer != NULL",
       "Aborted"], "host_oom"),
 ]  # fmt: skip
+SIXTY_FIFTH_ROUND = [
+    # XLA's cudart stub without libcudart; a replica's VM out of memory; markdown's lost quotes
+    # around a libstdc++ version; Keras 2's multi_gpu_model on a machine with fewer GPUs
+    (["RuntimeError: jaxlib/cuda/versions_helpers.cc:38: operation cudaRuntimeGetVersion(&versi"
+      "on) failed: Error loading CUDA libraries. GPU will not be used."], "cuda_runtime_missing"),
+    (["E0000 00:00:1761686162.245829   20217 cuda_executor.cc:1309] INTERNAL: CUDA Runtime error:"
+      " Failed call to cudaGetRuntimeVersion: Error loading CUDA libraries. GPU will not be used."
+      ": Error loading CUDA libraries. GPU will not be used."], "cuda_runtime_missing"),
+    (["The replica master 0 ran out-of-memory and exited with a non-zero status of 247."],
+     "host_oom"),
+    (["ImportError: /env/lib/libstdc++.so.6: version GLIBCXX_3.4.29 not found (required by "
+      ".cache/torch_extensions/nvdiffrast_plugin/nvdiffrast_plugin.so)"], "undefined_symbol"),
+    (["ValueError: To call `multi_gpu_model` with `gpus=2`, we expect the following devices to "
+      "be available: ['/cpu:0', '/gpu:0', '/gpu:1']. However this machine only has: ['/cpu:0', "
+      "'/gpu:0']. Try reducing `gpus`."], "invalid_device_ordinal"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2647,6 +2663,7 @@ LATER_ROUNDS = [
     *SIXTY_SECOND_ROUND,
     *SIXTY_THIRD_ROUND,
     *SIXTY_FOURTH_ROUND,
+    *SIXTY_FIFTH_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -2905,6 +2922,26 @@ def test_a_count_of_no_failures_is_not_an_error_line() -> None:
     reply = "INFO:torch.distributed.elastic:Setting worker0 reply file to: /tmp/t/0/error.json"
     assert verdict_of(reply) == ("unknown", None, ()), "a file's name is no error"
     assert verdict_of("the run ended in an error.")[1] == "the run ended in an error."
+
+
+def test_a_rate_of_errors_is_not_an_error_line() -> None:
+    """A metric named error (TF's MNIST example: "Minibatch error: 85.9%") is no failure; an
+    error line that goes on past a number still is."""
+    rates = ["Minibatch loss: 8.334, learning rate: 0.010000", "Minibatch error: 85.9%",
+             "Validation error: 84.6%", "Test error: 1 %"]  # fmt: skip
+    assert verdict_of(*rates) == ("unknown", None, ())
+    assert verdict_of("Error: 85 percent of the heap")[1] == "Error: 85 percent of the heap"
+
+
+def test_keras_multi_gpu_model_without_the_cpu_is_not_a_missing_gpu() -> None:
+    """Keras' own bug (its list of devices found lacks the CPU, keras-team/keras#13302) is not a
+    GPU index the machine lacks."""
+    line = (
+        "ValueError: To call `multi_gpu_model` with `gpus=4`, we expect the following devices "
+        "to be available: ['/cpu:0', '/gpu:0', '/gpu:1', '/gpu:2', '/gpu:3']. However this "
+        "machine only has: ['/gpu:0', '/gpu:1', '/gpu:2', '/gpu:3']. Try reducing `gpus`"
+    )
+    assert verdict_of(line)[:2] == ("unknown", line)
 
 
 def test_docker_composes_prefix_and_typographic_quotes_are_read_through() -> None:
