@@ -2606,6 +2606,20 @@ SIXTY_FIFTH_ROUND = [
       "be available: ['/cpu:0', '/gpu:0', '/gpu:1']. However this machine only has: ['/cpu:0', "
       "'/gpu:0']. Try reducing `gpus`."], "invalid_device_ordinal"),
 ]  # fmt: skip
+SIXTY_SIXTH_ROUND = [
+    # the toolkit's hook refusing --gpus in CDI or CSV mode; FFmpeg's NVENC: the encode library
+    # missing (a post lost the line's "["), and the driver refusing the SDK's structure version
+    (["docker: Error response from daemon: failed to create task for container: ... error "
+      "running prestart hook #0: exit status 1, stdout: , stderr: Using requested mode 'cdi'",
+      "invoking the NVIDIA Container Runtime Hook directly (e.g. specifying the docker --gpus "
+      "flag) is not supported. Please use the NVIDIA Container Runtime (e.g. specify the "
+      "--runtime=nvidia flag) instead"], "container_gpu_access"),
+    (["h264_nvenc @ 0x55855d101140] Cannot load libnvidia-encode.so.1",
+      "[h264_nvenc @ 0x55855d101140] The minimum required Nvidia driver for nvenc is 418.30 or "
+      "newer"], "container_gpu_access"),
+    (["[h264_nvenc @ 000001e8482050c0] Cannot get the preset configuration: invalid version (15)",
+      "[21:40:25] encavcodecInit: avcodec_open failed"], "driver_too_old"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2664,6 +2678,7 @@ LATER_ROUNDS = [
     *SIXTY_THIRD_ROUND,
     *SIXTY_FOURTH_ROUND,
     *SIXTY_FIFTH_ROUND,
+    *SIXTY_SIXTH_ROUND,
     *CORPUS_MINED,
 ]
 
