@@ -2620,6 +2620,21 @@ SIXTY_SIXTH_ROUND = [
     (["[h264_nvenc @ 000001e8482050c0] Cannot get the preset configuration: invalid version (15)",
       "[21:40:25] encavcodecInit: avcodec_open failed"], "driver_too_old"),
 ]  # fmt: skip
+SIXTY_SEVENTH_ROUND = [
+    # torchvision's and PyG's check of their CUDA against torch's: another version, or none
+    (["RuntimeError: Detected that PyTorch and torch_sparse were compiled with different CUDA "
+      "versions. PyTorch has CUDA version 10.2 and torch_sparse has CUDA version 11.1. Please "
+      "reinstall the torch_sparse that matches your PyTorch install."], "undefined_symbol"),
+    (["RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA "
+      "major versions. PyTorch has CUDA Version=11.7 and torchvision has CUDA Version=12.1. "
+      "Please reinstall the torchvision that matches your PyTorch install."], "undefined_symbol"),
+    (["RuntimeError: Detected that PyTorch and torch_sparse were compiled with different CUDA "
+      "versions. PyTorch has CUDA version 10.1 and torch_sparse has CUDA version 0.0. Please "
+      "reinstall the torch_sparse that matches your PyTorch install."], "no_gpu_or_driver"),
+    # HugeCTR's CUDA check
+    (["Runtime error: out of memory /mnt/HugeCTR/HugeCTR/include/general_buffer.hpp:64"],
+     "gpu_oom"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2679,6 +2694,7 @@ LATER_ROUNDS = [
     *SIXTY_FOURTH_ROUND,
     *SIXTY_FIFTH_ROUND,
     *SIXTY_SIXTH_ROUND,
+    *SIXTY_SEVENTH_ROUND,
     *CORPUS_MINED,
 ]
 
