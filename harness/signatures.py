@@ -119,11 +119,12 @@ _EXCEPTION_LINE = re.compile(rb"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt
 _ERRORISH = (b"error", b"exception", b"fatal", b"abort", b"failed", b"killed", b"panic")
 _ERRORISH_LONGEST = max(map(len, _ERRORISH))
 _ERRORISH_REV = re.compile(b"|".join(re.escape(w[::-1]) for w in _ERRORISH))  # the words reversed
-# ... but not a count of none: "Tests failed: 0", "0 failed", "errors=0", nor "(nonfatal)"
+# ... but not a count of none: "Tests failed: 0", "0 failed", "errors=0", a JSON or YAML key's
+# '"failed": 0', nor "(nonfatal)"
 _ERRORISH_RE = re.compile(
     r"(?i)(?<!\b0 )(error|exception|(?<!non)(?<!non-)fatal|abort(ed)?|failed|killed|panic(ked)?)\b"
     # ... nor a file's name (error.json, fatal.log), nor a rate ("Validation error: 84.6%")
-    r"(?!\s*[:=]?\s*(0(?![\w.])|\d+(\.\d+)? ?%)|\.[a-z]{2,4}\b)"
+    r"(?![\"']?\s*[:=]?\s*(0(?![\w.])|\d+(\.\d+)? ?%)|\.[a-z]{2,4}\b)"
     # an error enum's name, as CUDA's and others' are printed bare: CUDA_ERROR_INVALID_HANDLE
     r"|(?-i:\b[A-Z][A-Z0-9]*_ERROR_[A-Z0-9_]+\b)"
 )

@@ -2635,6 +2635,19 @@ SIXTY_SEVENTH_ROUND = [
     (["Runtime error: out of memory /mnt/HugeCTR/HugeCTR/include/general_buffer.hpp:64"],
      "gpu_oom"),
 ]  # fmt: skip
+SIXTY_NINTH_ROUND = [
+    # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
+    (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
+     "no_gpu_or_driver"),
+    (["/__w/_temp/7ce10603.sh: 2: nvidia-smi: not found"], "no_gpu_or_driver"),
+    (["zsh: command not found: nvidia-smi"], "no_gpu_or_driver"),
+    (["root@00921839c781:/anomalib# nvidia-smi", "bash: nvidia-smi: command not found"],
+     "container_gpu_access"),
+    # torch's architecture warning without its first line
+    (["The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 "
+      "sm_86 sm_90.", "If you want to use the NVIDIA GeForce RTX 5060 Ti GPU with PyTorch"],
+     "arch_unsupported"),
+]  # fmt: skip
 LATER_ROUNDS = [
     *FOURTH_ROUND,
     *FIFTH_ROUND,
@@ -2695,6 +2708,7 @@ LATER_ROUNDS = [
     *SIXTY_FIFTH_ROUND,
     *SIXTY_SIXTH_ROUND,
     *SIXTY_SEVENTH_ROUND,
+    *SIXTY_NINTH_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -2962,6 +2976,14 @@ def test_a_rate_of_errors_is_not_an_error_line() -> None:
              "Validation error: 84.6%", "Test error: 1 %"]  # fmt: skip
     assert verdict_of(*rates) == ("unknown", None, ())
     assert verdict_of("Error: 85 percent of the heap")[1] == "Error: 85 percent of the heap"
+
+
+def test_a_json_key_counting_no_failures_is_not_an_error_line() -> None:
+    """A JSON or YAML key that counts no failures (a passing diagnostic's summary) is no failure;
+    a count of some still is an error line."""
+    summary = ['  "passed": 6,', '  "failed": 0,', "  'errors': 0", "failed: 0"]
+    assert verdict_of(*summary) == ("unknown", None, ())
+    assert verdict_of('  "failed": 2,')[1] == '"failed": 2,'
 
 
 def test_keras_multi_gpu_model_without_the_cpu_is_not_a_missing_gpu() -> None:
