@@ -84,13 +84,17 @@ _QUOTES: tuple[tuple[bytes, bytes], ...] = (
 # ("[NeMo W 2024-09-10 03:10:16 der:185] ...": its level's initial, then the time).
 _SOFT = re.compile(
     r"^\s*(?:\d{4}-\d\d-\d\d[ T][\d:.,]+Z?:?\s*)?(?:\[\d+\]\s*)?"
-    r"(?:[IW](?:\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]| \S+:\d+\])(?!\s*OP_REQUIRES failed at )"
+    r"(?:[IW](?:\d{4} [\d:.]+\s+\d+\s+\S+:\d+\]| \S+:\d+\])"
+    r"(?!\s*OP_REQUIRES failed at |\s*[A-Za-z_][\w.]*(?:Error|Exception): )"
     r"|\[[VIW]:onnxruntime:|\[NeMo [DIW] \d{4}-\d\d-\d\d )"
 )
 # (but not TensorFlow's W line for an op that failed: tensorflow/core/framework/op_kernel.cc
 # CtxFailureWithWarning logs LOG(WARNING) << "OP_REQUIRES failed at " ... and sets the kernel's
 # status, which the step then raises: "W .../op_kernel.cc:1763] OP_REQUIRES failed at
-# concat_op.cc:158 : Resource exhausted: OOM when allocating tensor ..." is the op's failure)
+# concat_op.cc:158 : Resource exhausted: OOM when allocating tensor ..." is the op's failure,
+# nor an exception line a program relays at its own info level: AlphaFold's run_docker.py logs
+# each line of the container's traceback with logging.info, "I0716 21:59:58.942886 1396
+# run_docker.py:180] RuntimeError: cuSolver internal error", google-deepmind/alphafold#11)
 # ... or a line whose log level, written before any error word of it, is info or debug, and
 # whose message does not start with one: Python's logging ("INFO:root:", "2024-01-04
 # 21:51:17,793 - INFO - "), vLLM's ("INFO 12-19 22:58:27 model_runner.py:1415] "), loguru's

@@ -2635,6 +2635,33 @@ SIXTY_SEVENTH_ROUND = [
     (["Runtime error: out of memory /mnt/HugeCTR/HugeCTR/include/general_buffer.hpp:64"],
      "gpu_oom"),
 ]  # fmt: skip
+SEVENTIETH_ROUND = [
+    # web servers' supervisors on a SIGKILLed worker; gunicorn's timeout before it
+    (["[2024-02-15 02:53:01 +0000] [1] [ERROR] Worker (pid:7) was sent SIGKILL! Perhaps out of "
+      "memory?"], "host_oom"),
+    (["ERROR:    Worker 0 (pid:4242) exited with code -9. Perhaps out of memory?"], "host_oom"),
+    (["[2025-01-02 10:00:00 +0000] [12] [CRITICAL] WORKER TIMEOUT (pid:68)",
+      "[2025-01-02 10:00:01 +0000] [12] [ERROR] Worker (pid:68) was sent SIGKILL! Perhaps out of "
+      "memory?"], "timeout"),
+    # Python's subprocess finding no nvcc
+    (["FileNotFoundError: [Errno 2] No such file or directory: 'nvcc'"], "cuda_runtime_missing"),
+    (["FileNotFoundError: [Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'"],
+     "cuda_runtime_missing"),
+    # ONNX Runtime's arena after its function's whole signature; a size no GPU has is no OOM
+    (["UNAVAILABLE: Internal: onnx runtime error 6: Exception during initialization: /workspace/"
+      "onnxruntime/onnxruntime/core/framework/bfc_arena.cc:331 void* onnxruntime::BFCArena::"
+      "AllocateRawInternal(size_t, bool) Failed to allocate memory for requested buffer of size "
+      "314572800"], "gpu_oom"),
+    (["Status Message: bfc_arena.cc:368 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, "
+      "bool) Failed to allocate memory for requested buffer of size 4547406516732812544"],
+     "unknown"),
+    # the kernel's PCIe error reporting for the GPU's function
+    (["[  +0.000844] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)",
+      "[  +0.000001] pcieport 0000:00:03.0: AER: device recovery failed"], "gpu_hardware_fault"),
+    (["pcieport 0000:00:01.0: AER: Uncorrected (Non-Fatal) error received: 0000:01:00.0",
+      "nvidia 0000:01:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction "
+      "Layer, (Requester ID)"], "gpu_hardware_fault"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2709,6 +2736,7 @@ LATER_ROUNDS = [
     *SIXTY_SIXTH_ROUND,
     *SIXTY_SEVENTH_ROUND,
     *SIXTY_NINTH_ROUND,
+    *SEVENTIETH_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -2984,6 +3012,18 @@ def test_a_json_key_counting_no_failures_is_not_an_error_line() -> None:
     summary = ['  "passed": 6,', '  "failed": 0,', "  'errors': 0", "failed: 0"]
     assert verdict_of(*summary) == ("unknown", None, ())
     assert verdict_of('  "failed": 2,')[1] == '"failed": 2,'
+
+
+def test_a_relayed_exception_at_the_info_level_is_an_error_line() -> None:
+    """A program that logs another's traceback line by line at its own info level (AlphaFold's
+    run_docker.py) still shows the exception; a plain info line stays soft, and a corrected PCIe
+    error on the GPU is no failure."""
+    line = "I0716 21:59:58.942886 139668 run_docker.py:180] RuntimeError: cuSolver internal error"
+    assert verdict_of(line)[1] == "RuntimeError: cuSolver internal error"
+    info = "I0716 21:59:58.942201 139668 run_docker.py:180] Loading the model"
+    assert verdict_of(info)[1] is None
+    corrected = "nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer"
+    assert verdict_of(corrected)[0] != "gpu_hardware_fault"
 
 
 def test_keras_multi_gpu_model_without_the_cpu_is_not_a_missing_gpu() -> None:
