@@ -2662,6 +2662,24 @@ SEVENTIETH_ROUND = [
       "nvidia 0000:01:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction "
       "Layer, (Requester ID)"], "gpu_hardware_fault"),
 ]  # fmt: skip
+SEVENTY_FIRST_ROUND = [
+    # torch.distributed's NCCL backend without a CUDA device
+    (["ValueError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!"],
+     "no_gpu_or_driver"),
+    # xFormers' attention operators for a GPU newer than their kernels; LLVM not knowing it
+    (["NotImplementedError: No operator found for `memory_efficient_attention_forward` with "
+      "inputs:", "`cutlassF-pt` is not supported because:",
+      "    requires device with capability <= (9, 0) but your GPU has capability (12, 0) "
+      "(too new)"], "arch_unsupported"),
+    (["'sm_120' is not a recognized processor for this target (ignoring processor)",
+      "LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.shfl.sync.bfly.i32"], "arch_unsupported"),
+    # bitsandbytes finding no libcudart; DirectML's allocator out of GPU memory
+    (["CUDA_SETUP: WARNING! libcudart.so not found in any environmental path. Searching "
+      "/usr/local/cuda/lib64...", "WARNING: No libcudart.so found! Install CUDA or the cudatoolkit "
+      "package (anaconda)!"], "cuda_runtime_missing"),
+    (["RuntimeError: Could not allocate tensor with 530841600 bytes. There is not enough GPU "
+      "video memory available!"], "gpu_oom"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2737,6 +2755,7 @@ LATER_ROUNDS = [
     *SIXTY_SEVENTH_ROUND,
     *SIXTY_NINTH_ROUND,
     *SEVENTIETH_ROUND,
+    *SEVENTY_FIRST_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -3024,6 +3043,18 @@ def test_a_relayed_exception_at_the_info_level_is_an_error_line() -> None:
     assert verdict_of(info)[1] is None
     corrected = "nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer"
     assert verdict_of(corrected)[0] != "gpu_hardware_fault"
+
+
+def test_tensorflow_profiler_without_cupti_is_no_failure() -> None:
+    """TensorFlow's profiler logs CUPTI's failure at the error level and the run goes on; an
+    error line after it is still the failure."""
+    cupti = (
+        "E tensorflow/core/profiler/internal/gpu/cupti_tracer.cc:1415] function "
+        "cupti_interface_->Subscribe( &subscriber_, (CUpti_CallbackFunc)ApiCallback, this)"
+        "failed with error CUPTI could not be loaded or symbol could not be found."
+    )
+    assert verdict_of(cupti) == ("unknown", None, ())
+    assert verdict_of(cupti, "RuntimeError: boom")[1] == "RuntimeError: boom"
 
 
 def test_keras_multi_gpu_model_without_the_cpu_is_not_a_missing_gpu() -> None:
