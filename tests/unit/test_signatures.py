@@ -2680,6 +2680,29 @@ SEVENTY_FIRST_ROUND = [
     (["RuntimeError: Could not allocate tensor with 530841600 bytes. There is not enough GPU "
       "video memory available!"], "gpu_oom"),
 ]  # fmt: skip
+SEVENTY_SECOND_ROUND = [
+    # containerd without the NVIDIA runtime's entry; pynvml without libnvidia-ml
+    (["Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox "
+      "runtime: no runtime for \"nvidia\" is configured"], "container_gpu_access"),
+    (["DEBUG 08-29 04:29:54 [__init__.py:99] CUDA platform is not available because: NVML "
+      "Shared Library Not Found"], "no_gpu_or_driver"),
+    # Blender Cycles' PTX newer than the driver's JIT
+    (["Failed to load CUDA kernel from '/opt/blender/3.2/scripts/addons/cycles/lib/"
+      "kernel_compute_75.ptx' (Unsupported PTX version)"], "driver_too_old"),
+    # CUDA.jl's pool and a driver call's out of memory
+    (["Out of GPU memory trying to allocate 8.016 MiB",
+      "Effective GPU memory usage: 91.54% (14.446 GiB/15.782 GiB)"], "gpu_oom"),
+    (["terminate called after throwing an instance of 'optix::Exception'",
+      "  what():  Memory allocation failed (Details: Function \"RTresult _rtBufferCreate(...)\" "
+      "caught exception: Encountered a CUDA error: cudaDriver().CuDevicePrimaryCtxRetain( "
+      "&context, dev.get() ) returned (2): Out of memory"], "gpu_oom"),
+    # DJL without libcudart; ollama on a CPU without AVX
+    (["ai.djl.util.cuda.CudaUtils               : cudart library not found."],
+     "cuda_runtime_missing"),
+    (["time=2024-09-16T10:00:00.000Z level=WARN source=gpu.go:222 msg=\"CPU does not have "
+      "minimum vector extensions, GPU inference disabled\" required=avx detected=\"no vector "
+      "extensions\""], "arch_unsupported"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2756,6 +2779,7 @@ LATER_ROUNDS = [
     *SIXTY_NINTH_ROUND,
     *SEVENTIETH_ROUND,
     *SEVENTY_FIRST_ROUND,
+    *SEVENTY_SECOND_ROUND,
     *CORPUS_MINED,
 ]
 
