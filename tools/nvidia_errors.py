@@ -123,6 +123,25 @@ SIGNATURE: dict[str, str] = {
     # its driver code: "the CUcontext ... can only be bound to a single CPU thread at a time but
     # is already bound to a CPU thread" (an exclusive-thread device held by another thread)
     "CUDA_ERROR_CONTEXT_ALREADY_IN_USE": "gpu_busy",
+    # The MPS client's failures (805-807, 810): "the MPS client failed to connect to the MPS
+    # control daemon or the MPS server", the call between them failed, the server "is not ready
+    # to accept new MPS client requests", the client "has been terminated by the server": a
+    # process set to run through MPS (its pipe directory, a daemon the host started) whose CUDA
+    # never starts; two corpus threads of 805 (an MPS daemon left from another job) were
+    # labelled so. 808 and 809: the "hardware resources required to create MPS client" or its
+    # device connections "have been exhausted": the GPU is held by as many clients as it takes.
+    "cudaErrorMpsConnectionFailed": "backend_init_failure",
+    "CUDA_ERROR_MPS_CONNECTION_FAILED": "backend_init_failure",
+    "cudaErrorMpsRpcFailure": "backend_init_failure",
+    "CUDA_ERROR_MPS_RPC_FAILURE": "backend_init_failure",
+    "cudaErrorMpsServerNotReady": "backend_init_failure",
+    "CUDA_ERROR_MPS_SERVER_NOT_READY": "backend_init_failure",
+    "cudaErrorMpsClientTerminated": "backend_init_failure",
+    "CUDA_ERROR_MPS_CLIENT_TERMINATED": "backend_init_failure",
+    "cudaErrorMpsMaxClientsReached": "gpu_busy",
+    "CUDA_ERROR_MPS_MAX_CLIENTS_REACHED": "gpu_busy",
+    "cudaErrorMpsMaxConnectionsReached": "gpu_busy",
+    "CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED": "gpu_busy",
     # "an uncorrectable ECC error was detected during execution", "an uncorrectable NVLink
     # error was detected during the execution": the hardware, not the stack.
     "cudaErrorECCUncorrectable": "gpu_hardware_fault",

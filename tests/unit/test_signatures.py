@@ -2703,6 +2703,33 @@ SEVENTY_SECOND_ROUND = [
       "minimum vector extensions, GPU inference disabled\" required=avx detected=\"no vector "
       "extensions\""], "arch_unsupported"),
 ]  # fmt: skip
+SEVENTY_FOURTH_ROUND = [
+    # Docker's device-driver refusal where a page dropped the empty driver's quotes; TF finding
+    # the kernel module but no /dev/nvidia0 (a container without --gpus)
+    (["docker: Error response from daemon: could not select device driver with capabilities: "
+      "[[gpu]]."], "container_gpu_access"),
+    (["2019-01-13 12:15:38.188659: E tensorflow/stream_executor/cuda/cuda_driver.cc:300] failed "
+      "call to cuInit: UNKNOWN ERROR (-1)",
+      "2019-01-13 12:15:38.188700: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:157] no "
+      "NVIDIA GPU device is present: /dev/nvidia0 does not exist"], "container_gpu_access"),
+    # TF's BFC allocator's dump on a failed allocation, the log cut before its last line
+    (["2019-03-12 09:31:29.783797: I tensorflow/core/common_runtime/bfc_allocator.cc:674] 2 "
+      "Chunks of size 536870912 totalling 1.00GiB",
+      "2019-03-12 09:31:29.783824: I tensorflow/core/common_runtime/bfc_allocator.cc:678] Sum "
+      "Total of in-use chunks: 11.51GiB"], "gpu_oom"),
+    # torch's NCCL error relaying NCCL's last error: a CUDA allocation failed
+    (["torch.distributed.DistBackendError: NCCL error in: /opt/conda/conda-bld/pytorch/work/"
+      "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, unhandled cuda error (run with "
+      "NCCL_DEBUG=INFO for details), NCCL version 2.19.3",
+      "ncclUnhandledCudaError: Call to CUDA function failed.", "Last error:",
+      "Cuda failure 2 'out of memory'"], "gpu_oom"),
+    # the MPS client's codes: no connection to the daemon, the clients' limit reached
+    (["[error] Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
+      "before calling NumCudaDevices() that might have already set an error? Error 805: MPS "
+      "client failed to connect to the MPS control daemon or the MPS server"],
+     "backend_init_failure"),
+    (["RuntimeError: CUDA driver error: CUDA_ERROR_MPS_MAX_CLIENTS_REACHED"], "gpu_busy"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2780,6 +2807,7 @@ LATER_ROUNDS = [
     *SEVENTIETH_ROUND,
     *SEVENTY_FIRST_ROUND,
     *SEVENTY_SECOND_ROUND,
+    *SEVENTY_FOURTH_ROUND,
     *CORPUS_MINED,
 ]
 
