@@ -119,6 +119,10 @@ _TRACEBACK_LINES = 64  # lines after the last frame looked through for the excep
 # 2 root error(s) found." lists each root error indented under it ("  (0) Unknown: Failed to get
 # convolution algorithm..."), then "0 successful operations." (tensorflow/python/client/session.py)
 _EXCEPTION_LINE = re.compile(rb"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt): ")
+# The header Python's warnings module writes for a warning ("x.py:1070: UserWarning: msg",
+# warnings.formatwarning), which it follows with the warning's source line, indented: that line
+# is code ('  "The following exception is not an EOF exception.")'), not an error of its own
+_WARNING_HEAD = re.compile(rb"\.py:\d+: (?:[A-Z]\w*)?Warning: ")
 # "panic": Go's runtime (the device plugin, the container toolkit) and Rust's ("panicked at")
 _ERRORISH = (b"error", b"exception", b"fatal", b"abort", b"failed", b"killed", b"panic")
 _ERRORISH_LONGEST = max(map(len, _ERRORISH))
@@ -755,7 +759,10 @@ class _Scan:
             line = normalize(raw.decode("utf-8", "replace"))
             # a signature's line is explained; an info/warning line is not a failure
             sid, _, soft = self._match(raw, b"")
-            if sid is None and not soft and _ERRORISH_RE.search(line) and line[:8] != '{"probe"':
+            if (
+                sid is None and not soft and _ERRORISH_RE.search(line)
+                and line[:8] != '{"probe"' and not _warned_source(data, start)
+            ):  # fmt: skip
                 self.last_error = (self.lines_before + line_at(start), line)
                 return
             limit = start
@@ -808,6 +815,15 @@ class _Scan:
         sid, _, soft = self._match(raw, b"")
         if sid is None and not soft and line:
             self.last_error = (line_no, line)
+
+
+def _warned_source(data: bytes, start: int) -> bool:
+    """Whether the line at `start` is the source line Python's warnings module prints under a
+    warning's header: indented, right after a line with the header's shape."""
+    if start < 2 or data[start : start + 2] != b"  ":
+        return False
+    before = data.rfind(b"\n", 0, start - 1) + 1
+    return _WARNING_HEAD.search(data, before, start - 1) is not None
 
 
 def _last_errorish(low: bytes, limit: int) -> int:

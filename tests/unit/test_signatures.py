@@ -2730,6 +2730,22 @@ SEVENTY_FOURTH_ROUND = [
      "backend_init_failure"),
     (["RuntimeError: CUDA driver error: CUDA_ERROR_MPS_MAX_CLIENTS_REACHED"], "gpu_busy"),
 ]  # fmt: skip
+SEVENTY_FIFTH_ROUND = [
+    # NumPy 2's message from its second line; ggml's CUDA start failing with cudaErrorUnknown
+    (["NumPy 2.0.1 as it may crash. To support both 1.x and 2.x",
+      "versions of NumPy, modules must be compiled with NumPy 2.0.",
+      "Some module may need to rebuild instead e.g. with 'pybind11>=2.12'."], "numpy_abi"),
+    (["llama-cpp    | ggml_cuda_init: failed to initialize CUDA: unknown error",
+      "llama-cpp    | llm_load_tensors: offloading 80 repeating layers to GPU"],
+     "backend_init_failure"),
+    # Paddle's warning that it has no libcudnn, then a Python warning whose source line says
+    # "exception": the warning's code, not the failure
+    (["W0830 15:39:10.332166  1746 dynamic_loader.cc:179] Failed to find dynamic library: "
+      "libcudnn.so ( libcudnn.so: cannot open shared object file: No such file or directory ) ",
+      "/home/u/anaconda3/lib/python3.6/site-packages/paddle/fluid/executor.py:1070: UserWarning: "
+      "The following exception is not an EOF exception.",
+      '  "The following exception is not an EOF exception.")'], "cudnn_missing"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2808,6 +2824,7 @@ LATER_ROUNDS = [
     *SEVENTY_FIRST_ROUND,
     *SEVENTY_SECOND_ROUND,
     *SEVENTY_FOURTH_ROUND,
+    *SEVENTY_FIFTH_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -3095,6 +3112,15 @@ def test_a_relayed_exception_at_the_info_level_is_an_error_line() -> None:
     assert verdict_of(info)[1] is None
     corrected = "nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer"
     assert verdict_of(corrected)[0] != "gpu_hardware_fault"
+
+
+def test_the_source_line_under_a_python_warning_is_no_error_line() -> None:
+    """Python's warnings module prints the warning's source line, indented, under its header:
+    code, however it reads. The same line after any other line is still an error line."""
+    head = "/venv/lib/python3.8/site-packages/pkg/executor.py:1070: UserWarning: slow path taken"
+    source = '  "The following exception is not an EOF exception.")'
+    assert verdict_of(head, source)[1] is None
+    assert verdict_of("Running step 3", source)[1] == source.strip()
 
 
 def test_tensorflow_profiler_without_cupti_is_no_failure() -> None:
