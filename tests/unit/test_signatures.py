@@ -2746,6 +2746,19 @@ SEVENTY_FIFTH_ROUND = [
       "The following exception is not an EOF exception.",
       '  "The following exception is not an EOF exception.")'], "cudnn_missing"),
 ]  # fmt: skip
+SEVENTY_SIXTH_ROUND = [
+    # DeepStream's cuInit code; FFmpeg's NVENC out of sessions; GROMACS with no GPU detected
+    (["nvbufsurftransform:cuInit failed : 804 "], "driver_too_old"),
+    (["2022/12/08 14:32:09 [h264_nvenc @ 00000273a548f1c0] OpenEncodeSessionEx failed: out of "
+      "memory (10): (no details)",
+      "2022/12/08 14:32:09 [h264_nvenc @ 00000273a548f1c0] No capable devices found"], "gpu_busy"),
+    (["Range checking error (possible bug):",
+      "Device ID 0 did not correspond to any of the 0 detected device(s)"], "no_gpu_or_driver"),
+    # C++'s operator new failing (host memory), not RMM's bad_alloc of a CUDA allocation
+    (["(pid=5135) terminate called after throwing an instance of 'std::bad_alloc'",
+      "(pid=5135)   what():  std::bad_alloc"], "host_oom"),
+    (["MemoryError: std::bad_alloc: cudaErrorMemoryAllocation: out of memory"], "gpu_oom"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2825,6 +2838,7 @@ LATER_ROUNDS = [
     *SEVENTY_SECOND_ROUND,
     *SEVENTY_FOURTH_ROUND,
     *SEVENTY_FIFTH_ROUND,
+    *SEVENTY_SIXTH_ROUND,
     *CORPUS_MINED,
 ]
 
