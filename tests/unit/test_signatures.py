@@ -2759,6 +2759,21 @@ SEVENTY_SIXTH_ROUND = [
       "(pid=5135)   what():  std::bad_alloc"], "host_oom"),
     (["MemoryError: std::bad_alloc: cudaErrorMemoryAllocation: out of memory"], "gpu_oom"),
 ]  # fmt: skip
+SEVENTY_SEVENTH_ROUND = [
+    # modprobe without "Module "; the driver's library in a VM with no GPU passed through;
+    # Taichi without libcuda; a program's own "CUDA not available", then a failure
+    (["modprobe: ERROR: could not find module by name 'nvidia'",
+      "modprobe: FATAL: nvidia_drm not found in directory /lib/modules/5.5.9-zen1-2-zen"],
+     "no_gpu_or_driver"),
+    (["NVIDIA: no NVIDIA devices found",
+      "THCudaCheck FAIL file=torch/csrc/autograd/engine.cpp line=352 error=30 : unknown error",
+      "RuntimeError: cuda runtime error"], "no_gpu_or_driver"),
+    (["[W 12/22/24 10:19:01.532 18257] [cuda_driver.cpp:load_lib@36] libcuda.so lib not found.",
+      "[W 12/22/24 10:19:01.532 18257] [misc.py:adaptive_arch_select@758] Arch=[<Arch.cuda: 3>] "
+      "is not supported, falling back to CPU"], "no_gpu_or_driver"),
+    (["Warp 0.6.1 initialized:", "   CUDA not available", "   Devices:",
+      "Error executing job with overrides: ['gpu=0']"], "no_gpu_or_driver"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2839,6 +2854,7 @@ LATER_ROUNDS = [
     *SEVENTY_FOURTH_ROUND,
     *SEVENTY_FIFTH_ROUND,
     *SEVENTY_SIXTH_ROUND,
+    *SEVENTY_SEVENTH_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -3126,6 +3142,14 @@ def test_a_relayed_exception_at_the_info_level_is_an_error_line() -> None:
     assert verdict_of(info)[1] is None
     corrected = "nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer"
     assert verdict_of(corrected)[0] != "gpu_hardware_fault"
+
+
+def test_cuda_not_available_alone_is_no_failure() -> None:
+    """A program's "CUDA not available" on a line of its own is the cause only of a failure
+    after it; a run that goes on without CUDA and ends well is no failure."""
+    ran_on = verdict_of("Warp 0.6.1 initialized:", "   CUDA not available", "done")
+    assert ran_on == ("unknown", None, ())  # no failure: nothing decisive, nothing secondary
+    assert verdict_of("   CUDA not available", "Error: step 3 failed")[0] == "no_gpu_or_driver"
 
 
 def test_the_source_line_under_a_python_warning_is_no_error_line() -> None:
