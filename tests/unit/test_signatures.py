@@ -1350,8 +1350,8 @@ THIRTEENTH_ROUND = [
      "cudnn_version_mismatch"),
 ]  # fmt: skip
 FOURTEENTH_ROUND = [
-    (["/usr/local/lib/python3.10/site-packages/torch/amp/autocast_mode.py:250: UserWarning: User "
-      "provided device_type of 'cuda', but CUDA is not available. Disabling"], "no_gpu_or_driver"),
+    # (torch.autocast's "but CUDA is not available. Disabling" was here as no driver; since round
+    # 78 it is no failure alone: SEVENTY_EIGHTH_ROUND and test_benign_lines_of_round_78_...)
     (["Fra:0 Mem:44.57M (Peak 44.57M) | Time:00:00.12 | Scene | Initializing",
       "Error: Found no Cycles device of the specified type"], "no_gpu_or_driver"),
     (["nv-fabricmanager[3228]: fabric manager NVIDIA GPU driver interface version 530.30.02 don't "
@@ -2774,6 +2774,19 @@ SEVENTY_SEVENTH_ROUND = [
     (["Warp 0.6.1 initialized:", "   CUDA not available", "   Devices:",
       "Error executing job with overrides: ['gpu=0']"], "no_gpu_or_driver"),
 ]  # fmt: skip
+SEVENTY_EIGHTH_ROUND = [
+    # TensorFlow's NCCL op relaying NCCL's text; DeepSpeed's launcher on a worker's SIGSEGV
+    (["tensorflow.python.framework.errors_impl.InternalError: 2 root error(s) found.",
+      "  (0) Internal:  unhandled cuda error",
+      "         [[node Adam/NcclAllReduce (defined at workspace/gpu_tests/test_gpus.py:60) ]]"],
+     "nccl_error"),
+    (["[2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] ['/venv/bin/python3.10', "
+      "'-u', 'trainCLM.py', '--local_rank=1'] exits with return code = -11"], "native_crash"),
+    # torch.autocast without CUDA, then a failure no signature names
+    (["/venv/lib/python3.10/site-packages/torch/amp/autocast_mode.py:250: UserWarning: User "
+      "provided device_type of 'cuda', but CUDA is not available. Disabling",
+      "RuntimeError: Expected all tensors to be on the same device"], "no_gpu_or_driver"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2855,6 +2868,7 @@ LATER_ROUNDS = [
     *SEVENTY_FIFTH_ROUND,
     *SEVENTY_SIXTH_ROUND,
     *SEVENTY_SEVENTH_ROUND,
+    *SEVENTY_EIGHTH_ROUND,
     *CORPUS_MINED,
 ]
 
@@ -3142,6 +3156,20 @@ def test_a_relayed_exception_at_the_info_level_is_an_error_line() -> None:
     assert verdict_of(info)[1] is None
     corrected = "nvidia 0000:01:00.0: PCIe Bus Error: severity=Corrected, type=Physical Layer"
     assert verdict_of(corrected)[0] != "gpu_hardware_fault"
+
+
+def test_benign_lines_of_round_78_are_no_failure() -> None:
+    """torch.autocast without CUDA runs on the CPU, and old NCCL's missing-InfiniBand warning
+    falls back to sockets: neither alone is a failure."""
+    autocast = (
+        "/venv/lib/python3.10/site-packages/torch/amp/autocast_mode.py:250: UserWarning: User "
+        "provided device_type of 'cuda', but CUDA is not available. Disabling"
+    )
+    assert verdict_of(autocast, "FID:  27.1") == ("unknown", None, ())
+    ibverbs = "C4140-V100-1:24:201 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]"
+    assert (
+        verdict_of(ibverbs, "C4140-V100-1:24:201 [0] INFO Using internal Network Socket")[1] is None
+    )
 
 
 def test_cuda_not_available_alone_is_no_failure() -> None:
