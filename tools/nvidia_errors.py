@@ -127,9 +127,10 @@ SIGNATURE: dict[str, str] = {
     # control daemon or the MPS server", the call between them failed, the server "is not ready
     # to accept new MPS client requests", the client "has been terminated by the server": a
     # process set to run through MPS (its pipe directory, a daemon the host started) whose CUDA
-    # never starts; two corpus threads of 805 (an MPS daemon left from another job) were
-    # labelled so. 808 and 809: the "hardware resources required to create MPS client" or its
-    # device connections "have been exhausted": the GPU is held by as many clients as it takes.
+    # never starts; the two corpus threads of 805 (nanoporetech/dorado#458,
+    # apecloud/ApeRAG#120) were labelled so. 808 and 809: the "hardware resources required to
+    # create MPS client" or its device connections "have been exhausted": the GPU is held by as
+    # many clients as it takes.
     "cudaErrorMpsConnectionFailed": "backend_init_failure",
     "CUDA_ERROR_MPS_CONNECTION_FAILED": "backend_init_failure",
     "cudaErrorMpsRpcFailure": "backend_init_failure",
