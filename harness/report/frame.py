@@ -160,6 +160,7 @@ class Rows:
     rows: list[tuple[object, ...]] = field(default_factory=list)
     placed: list[str] = field(default_factory=list)
     slugs: Slugs = field(default_factory=Slugs)
+    texts: dict[str, str] = field(default_factory=dict, repr=False)  # each text once (record)
 
     def add(self, r: RunResult) -> None:
         self.rows.append(_result_row(r, self.slugs[r.stack]))
@@ -169,7 +170,7 @@ class Rows:
         """The row of a journal record that journal.record_problem passed, made from it directly
         (100,000 RunResults cost seconds); False where RunResult.from_json might refuse it or
         read it otherwise: the caller goes that way (and gets its error)."""
-        row = _record_row(d, self.slugs)
+        row = _record_row(d, self.slugs, self.texts.setdefault)
         if row is None:
             return False
         self.rows.append(row[0])
@@ -194,11 +195,15 @@ _EVIDENCE = frozenset(e.value for e in Evidence)
 _STAGE = frozenset(s.value for s in Stage)
 
 
-def _record_row(d: Mapping[str, Any], slugs: Slugs) -> tuple[tuple[object, ...], str] | None:
+def _record_row(
+    d: Mapping[str, Any], slugs: Slugs, share: Callable[[str, str], str]
+) -> tuple[tuple[object, ...], str] | None:
     """_result_row(RunResult.from_json(d)) and its placed driver, for a record whose every field
     is of the type record_problem allows; None where from_json could raise or would convert a
     value (str() of a non-string): the slow way then says what it says. The hot path of a large
-    report: each lookup bound once."""
+    report: each lookup bound once. `share(text, text)`: the text equal to it met before, or
+    this one, now kept (record_problem let only strings into the text fields, so no 1 meets a
+    True)."""
     get = d.get
     stack, cell, scenario = get("stack"), get("cell"), get("scenario")
     status, evidence, e = get("status"), get("evidence"), get("expected")
@@ -232,13 +237,19 @@ def _record_row(d: Mapping[str, Any], slugs: Slugs) -> tuple[tuple[object, ...],
         seen = (";".join(secondary) if secondary else "", oget("exit_code"), oget("signal"))
     else:
         observed, seen = _NOT_OBSERVED, _UNSEEN
-    row = (
-        cell, slug, scenario, status, get("backend", "docker"), evidence,
-        get("started", ""), get("image", ""), get("error") or "", e["outcome"],
-        eget("signature") or "", exp_stage, *observed, driver, get("gpu") or "", seen[0],
+    texts = (
+        scenario, status, get("backend", "docker"), evidence, get("started", ""),
+        get("image", ""), get("error") or "", e["outcome"], eget("signature") or "", exp_stage,
+        *observed, driver, get("gpu") or "", seen[0],
         placed if placed != NO_DRIVER else driver or NO_DRIVER, "", get("host") or "",
-        get("engine") or "", bool(d["drift"]), float(get("seconds", 0.0)), seen[1], seen[2],
-        clean(base) if base else "",
+        get("engine") or "",
+    )  # fmt: skip
+    # Equal texts made one object (share: a dict's setdefault, in C): a column of 100,000 rows
+    # then holds a few dozen objects, not 100,000 copies scattered over the heap, and every
+    # pass over it after (the frame, each file) reads memory that is already in the cache.
+    row = (
+        cell, slug, *map(share, texts, texts), bool(d["drift"]), float(get("seconds", 0.0)),
+        seen[1], seen[2], clean(base) if base else "",
     )  # fmt: skip
     return row, placed
 
@@ -422,7 +433,7 @@ def derive(frame: pd.DataFrame, stacks: Mapping[str, tuple[str, ...]]) -> pd.Dat
     # "" where `clean` took control characters out of a slug: it names no stack any more, and
     # its parts are "" (a text column holds text: the page escapes each, and None is none).
     # The parts of every stack at once, transposed in C: 100,000 stacks are a report's shape too.
-    known = [stacks.get(slug, _NO_PARTS) for slug in slugs]
+    known = [stacks.get(slug, _NO_PARTS) for slug in slugs.tolist()]  # not a pandas loop
     columns = dict(zip(_STACK_FIELDS, zip(*known, _NO_PARTS, strict=True), strict=True))
     for part, name in _PARTS.items():
         values = list(columns[name])

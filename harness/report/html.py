@@ -297,7 +297,7 @@ def _filters(
     klasses, levels = set(frame["klass"].unique()), set(frame["level"].unique())
     values: dict[str, Sequence[str]] = {
         "framework": sorted(frame["framework"].unique()),
-        "stack": list(frame["stack"].unique()),  # the report's stack order
+        "stack": frame["stack"].unique().tolist(),  # the report's stack order
         "scenario": sorted(frame["scenario"].unique()),
         "signature": sigs,
         "klass": [k for k in KLASSES if k in klasses],

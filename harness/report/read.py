@@ -148,9 +148,9 @@ def _split(folder: Path, path: Path, rows: Rows, middle: int) -> tuple[_Part, _P
 
         def second() -> None:
             theirs = Rows()
-            pickle.dump(
-                (_read(folder, path, theirs, middle), theirs), hand, pickle.HIGHEST_PROTOCOL
-            )
+            part = _read(folder, path, theirs, middle)
+            theirs.texts.clear()  # what made equal texts one object here: not wanted there
+            pickle.dump((part, theirs), hand, pickle.HIGHEST_PROTOCOL)
             hand.flush()  # the child leaves by os._exit: no buffer is flushed for it
 
         child = proc.fork(second, ("read",))
