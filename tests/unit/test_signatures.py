@@ -2787,6 +2787,29 @@ SEVENTY_EIGHTH_ROUND = [
       "provided device_type of 'cuda', but CUDA is not available. Disabling",
       "RuntimeError: Expected all tensors to be on the same device"], "no_gpu_or_driver"),
 ]  # fmt: skip
+EIGHTIETH_ROUND = [
+    # the kernel's one-line summary of an OOM kill, where a page quotes only that line of dmesg
+    (["[Fri Sep 16 10:37:38 2022] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset="
+      "37a209c3c5f0,mems_allowed=0-1,oom_memcg=/docker/37a209c3c5f0,task_memcg=/docker/37a209c3"
+      "c5f0,task=python,pid=19712,uid=0"], "host_oom"),
+    # nvcc's front end out of host memory in a docker build (BuildKit's step prefix)
+    (["#26 98.16 /usr/local/lib/python3.10/dist-packages/torch/include/c10/util/StringUtil.h(68): "
+      "catastrophic error: out of memory", "#26 98.16     return _str(_str(ss, t), args...);"],
+     "host_oom"),
+    # torch.cuda.nvtx's stub in a CPU-only torch
+    (["RuntimeError: NVTX functions not installed. Are you sure you have a CUDA build?"],
+     "no_gpu_or_driver"),
+    # torch's cuFFT check with CUFFT_INTERNAL_ERROR (CUDA 11.7's cuFFT on an RTX 40 GPU), as a
+    # traceback ends and as an application relays it
+    (["    return _VF.stft(input, n_fft, hop_length, win_length, window,  # type: ignore[attr-"
+      "defined]", "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR"], "arch_unsupported"),
+    (["[ERROR] Get target tone color error cuFFT error: CUFFT_INTERNAL_ERROR"], "arch_unsupported"),
+    (["OSError: (External) CUFFT error(5). ", "  [Hint: 'CUFFT_INTERNAL_ERROR'. Driver or internal "
+      "cuFFT library error] (at /paddle/paddle/phi/kernels/funcs/cufft_util.h:127)"],
+     "arch_unsupported"),
+    # control: cuFFT's allocation failure stays the GPU's memory
+    (["RuntimeError: cuFFT error: CUFFT_ALLOC_FAILED"], "gpu_oom"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2869,6 +2892,7 @@ LATER_ROUNDS = [
     *SEVENTY_SIXTH_ROUND,
     *SEVENTY_SEVENTH_ROUND,
     *SEVENTY_EIGHTH_ROUND,
+    *EIGHTIETH_ROUND,
     *CORPUS_MINED,
 ]
 
