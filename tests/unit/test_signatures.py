@@ -2810,6 +2810,22 @@ EIGHTIETH_ROUND = [
     # control: cuFFT's allocation failure stays the GPU's memory
     (["RuntimeError: cuFFT error: CUFFT_ALLOC_FAILED"], "gpu_oom"),
 ]  # fmt: skip
+EIGHTY_FIRST_ROUND = [
+    # frameworks built without CUDA, asked for the GPU: Caffe's stub (glog's F line, then the
+    # abort), MXNet's storage, Qiskit Aer's CPU package
+    (["F0107 18:26:07.968050  3245 common.cpp:66] Cannot use GPU in CPU-only Caffe: check mode.",
+      "*** Check failure stack trace: ***", "Aborted (core dumped)"], "no_gpu_or_driver"),
+    (["mxnet.base.MXNetError: [16:53:11] src/storage/storage.cc:43: Please compile with CUDA "
+      "enabled"], "no_gpu_or_driver"),
+    (['RuntimeError: Simulation device "GPU" is not supported on this system'], "no_gpu_or_driver"),
+    # PennyLane Lightning's state vector larger than the GPU
+    (["pennylane_lightning_gpu.lightning_gpu_qubit_ops.PLException: [/x/pennylane_lightning_gpu/"
+      "src/util/DataBuffer.hpp][Line:37][Method:DataBuffer]: Error in PennyLane Lightning: out of "
+      "memory"], "gpu_oom"),
+    # control: another of Lightning's errors is none of these
+    (["RuntimeError: [StateVectorCudaManaged.hpp][Line:2407][Method:applyParametricPauliGeneral"
+      "Gate_]: Error in PennyLane Lightning: custatevec invalid value"], "unknown"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2893,6 +2909,7 @@ LATER_ROUNDS = [
     *SEVENTY_SEVENTH_ROUND,
     *SEVENTY_EIGHTH_ROUND,
     *EIGHTIETH_ROUND,
+    *EIGHTY_FIRST_ROUND,
     *CORPUS_MINED,
 ]
 
