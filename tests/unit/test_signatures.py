@@ -2826,6 +2826,25 @@ EIGHTY_FIRST_ROUND = [
     (["RuntimeError: [StateVectorCudaManaged.hpp][Line:2407][Method:applyParametricPauliGeneral"
       "Gate_]: Error in PennyLane Lightning: custatevec invalid value"], "unknown"),
 ]  # fmt: skip
+EIGHTY_SECOND_ROUND = [
+    # Taichi asked for CUDA that it cannot use
+    (["In [2]: ti.init(arch=ti.cuda)",
+      "[W 06/24/21 15:54:08.105 4009] [__init__.py:adaptive_arch_select@656] Arch=[<Arch.cuda: "
+      "5>] is not supported, falling back to CPU", "[Taichi] Starting on arch=x64"],
+     "no_gpu_or_driver"),
+    # Ethash miners whose DAG does not fit in the GPU: ethminer, T-Rex, nanominer, lolMiner
+    (["Using device: GeForce GTX 760 (Compute 3.0)",
+      "CUDA error in func 'ethash_cuda_miner::init' at line 243 : out of memory."], "gpu_oom"),
+    (["20211120 10:10:12 TREX: Can't find nonce with device [ID=0, GPU #0], Device does not have "
+      "enough free memory to hold the DAG for epoch 270. Required: 3.11 GB, free: 3.10 GB."],
+     "gpu_oom"),
+    (["2019-04-13 19:53:21: <error> device: 1; Error: not enough memory on GPU 1 to create DAG. "
+      "Current epoch requires 3039 MB memory for DAG file but this device has only 2048 MB."],
+     "gpu_oom"),
+    (["GPU 0: insufficient memory for DAG epoch 391.",
+      "GPU 0: will be in Zombie mode with reduced hashrate.",
+      "GPU 0: Allocation of DAG failed with error: Memory object allocation failure"], "gpu_oom"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2910,6 +2929,7 @@ LATER_ROUNDS = [
     *SEVENTY_EIGHTH_ROUND,
     *EIGHTIETH_ROUND,
     *EIGHTY_FIRST_ROUND,
+    *EIGHTY_SECOND_ROUND,
     *CORPUS_MINED,
 ]
 
