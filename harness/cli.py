@@ -522,9 +522,8 @@ def report_origin(matrix_path: str, env: Mapping[str, str]) -> Origin:
 def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Journals (shards merge) -> reports/. Exit 1 on drift unless --allow-drift; 3 when the
     results do not cover the plan unless --allow-partial; 3 when no cell finished at all."""
-    from harness.report import write_all  # pandas: only for this command
+    from harness.report import read  # without pandas: reading starts while pandas loads
 
-    catalog = catalog_of(args.matrix)
     results = [Path(r) for r in (args.results or ["reports/results"])]
     for r in results:
         if not (r / JOURNAL).is_file():
@@ -533,6 +532,17 @@ def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 where=argv_where(argv, "--results"),
                 help="run `stackmatrix run` first, or pass the folder it wrote with --results",
             )
+    writable_dir(Path(args.out), "--out")
+    loaded: list[Catalog] = []
+
+    def meanwhile() -> None:  # while a forked child reads a large journal's second part
+        import harness.report.write  # noqa: F401 (pandas, for this command only)
+
+        loaded.append(catalog_of(args.matrix))
+
+    runs = read.read_rows(results, meanwhile=meanwhile)
+    from harness.report import write_all
+
     narrow = args.shard or args.stack or args.cell
     choose = (lambda plan: selected(plan, args, argv)) if narrow else None
     console = Console(sys.stdout, ci=on_github(os.environ))
@@ -540,12 +550,13 @@ def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
         summary = write_all(
             results,
             Path(args.out),
-            catalog=catalog.signatures,
+            catalog=loaded[0].signatures,
             env=os.environ,
             choose=choose,
             origin=report_origin(args.matrix, os.environ),
             installed=installed_cudart(Path(args.matrix).parent / "images" / "locks"),
             here=host.host_id(),
+            rows=runs,
         )
         sys.stdout.write(summary.text())
     for cell, why in list(zip(summary.drift, summary.why, strict=False))[:ANNOTATIONS]:

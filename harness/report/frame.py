@@ -9,11 +9,11 @@ throughout, so renderers never meet None or NaN.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from operator import attrgetter
-from typing import Any, TypeVar, cast
+from itertools import repeat
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
@@ -23,20 +23,25 @@ from harness.matrix import cell_id
 from harness.model import (
     NO_DRIVER,
     Evidence,
-    Expectation,
-    Observed,
     Outcome,
     Plan,
     RunResult,
-    Stack,
-    Stage,
     Status,
     major_minor,
-    stack_slug,
     verdict_text,
     version_keys,
 )
-from harness.report.safe import cell_id_ok, clean, shell
+from harness.report.rows import (
+    COLUMNS,
+    NO_PARTS,
+    STACK_FIELDS,
+    TEXT,
+    Rows,
+    Slugs,
+    expected_parts,
+    rows_of,
+)
+from harness.report.safe import cell_id_ok, clean, clean_each, shell
 
 PREDICTED, NOT_RUN = "predicted", "not-run"  # a planned cell without a result: not a Status
 UNOBSERVABLE = "unobservable"  # a class: the fault could not show here, so the run proves nothing
@@ -58,9 +63,6 @@ _PARTS: dict[str, str] = {
     "framework": "framework", "version": "framework_version", "cuda": "cuda", "cudnn": "cudnn",
     "cudnn_installed": "cudnn", "python": "python", "base": "base",
 }  # fmt: skip
-_STACK_FIELDS = ("framework", "framework_version", "cuda", "cudnn", "python", "base")
-_STACK_PARTS = attrgetter(*_STACK_FIELDS)
-_NO_PARTS = ("",) * len(_STACK_FIELDS)
 
 
 def reproduce_command(cell: str, backend: str = "docker") -> str:
@@ -77,184 +79,8 @@ LOCAL_BACKEND = " " + shell("--backend", "local")
 
 # ---------------------------------------------------------------- results and plans -> rows
 
-_TEXT = (
-    "cell", "stack", "scenario", "status", "backend", "evidence", "started", "image", "error",
-    "exp_outcome", "exp_signature", "exp_stage", "obs_outcome", "obs_signature", "obs_stage",
-    "obs_line", "obs_fingerprint", "driver", "gpu", "secondary", "target", "because", "host",
-    "engine",
-)  # fmt: skip
-_COLUMNS = (*_TEXT, "drift", "seconds", "obs_exit", "obs_signal", "base_image")
 _PLANNED: tuple[str, ...] = ("cell", "stack", "scenario", "evidence", "exp_outcome")
 _PLANNED += ("exp_signature", "exp_stage", "target", "because")
-_NOT_OBSERVED = ("", "", "", "", "")
-
-
-class Slugs(dict[Stack, str]):
-    """Stack -> slug, each computed once: a few hundred stacks carry 100k results. A journal
-    record's stack is looked up by its parts (of_parts), and no Stack is made for it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._parts: dict[tuple[str, ...], str] = {}
-
-    def __missing__(self, stack: Stack) -> str:
-        self[stack] = stack.slug
-        return self[stack]
-
-    def known(self, parts: tuple[object, ...]) -> str | None:
-        """The slug of these parts where of_parts made it before."""
-        return self._parts.get(parts)  # type: ignore[arg-type]
-
-    def of_parts(self, parts: tuple[str, ...]) -> str:
-        """The slug of the Stack of these parts (in _STACK_FIELDS' order), made once."""
-        slug = self._parts.get(parts)
-        if slug is None:
-            slug = self._parts[parts] = stack_slug(parts)
-        return slug
-
-    def absorb(self, other: Slugs) -> None:
-        """Another's stacks (those of a journal's half read by a forked child) as well."""
-        self.update(other)
-        self._parts.update(other._parts)
-
-    def parts(self) -> dict[str, tuple[str, ...]]:
-        """slug -> its stack's parts (in _STACK_FIELDS' order), for every stack met."""
-        out = {slug: parts for parts, slug in self._parts.items()}
-        out.update(zip(self.values(), map(_STACK_PARTS, self), strict=True))
-        return out
-
-
-def _stage(stage: Stage | None) -> str:
-    return stage.value if stage else ""
-
-
-def _expected(e: Expectation) -> tuple[str, str, str]:
-    return e.outcome.value, e.signature or "", _stage(e.stage)
-
-
-def _observed(o: Observed | None) -> tuple[str, ...]:
-    """outcome, signature, stage, decisive line, fingerprint."""
-    if o is None:
-        return _NOT_OBSERVED
-    return (o.outcome.value, o.signature or "", _stage(o.stage), o.decisive_line or "",
-            o.fingerprint or "")  # fmt: skip
-
-
-def _result_row(r: RunResult, slug: str) -> tuple[object, ...]:
-    o, m = r.observed, r.machine
-    return (
-        r.cell, slug, r.scenario, r.status.value, r.backend, r.evidence.value, r.started,
-        r.image, r.error or "", *_expected(r.expected), *_observed(o), m.driver or "",
-        m.gpu or "", ";".join(o.secondary) if o else "",
-        r.placed if r.placed != NO_DRIVER else m.driver or NO_DRIVER, "", m.host or "",
-        m.engine or "", r.drift, r.seconds, o.exit_code if o else None, o.signal if o else None,
-        clean(r.base_image),
-    )  # fmt: skip
-
-
-@dataclass
-class Rows:
-    """Results as the frame's rows (what _result_row makes of each), each with the driver placed
-    in its run (for its cell id), and the Stacks they name by slug."""
-
-    rows: list[tuple[object, ...]] = field(default_factory=list)
-    placed: list[str] = field(default_factory=list)
-    slugs: Slugs = field(default_factory=Slugs)
-    texts: dict[str, str] = field(default_factory=dict, repr=False)  # each text once (record)
-
-    def add(self, r: RunResult) -> None:
-        self.rows.append(_result_row(r, self.slugs[r.stack]))
-        self.placed.append(r.placed)
-
-    def record(self, d: Mapping[str, Any]) -> bool:
-        """The row of a journal record that journal.record_problem passed, made from it directly
-        (100,000 RunResults cost seconds); False where RunResult.from_json might refuse it or
-        read it otherwise: the caller goes that way (and gets its error)."""
-        row = _record_row(d, self.slugs, self.texts.setdefault)
-        if row is None:
-            return False
-        self.rows.append(row[0])
-        self.placed.append(row[1])
-        return True
-
-    def only(self, cells: set[str]) -> Rows:
-        keep = [i for i, row in enumerate(self.rows) if row[0] in cells]
-        return Rows([self.rows[i] for i in keep], [self.placed[i] for i in keep], self.slugs)
-
-
-def rows_of(results: Iterable[RunResult], slugs: Slugs | None = None) -> Rows:
-    rows = Rows(slugs=Slugs() if slugs is None else slugs)
-    for r in results:
-        rows.add(r)
-    return rows
-
-
-_STATUS = frozenset(s.value for s in Status)
-_OUTCOME = frozenset(o.value for o in Outcome)
-_EVIDENCE = frozenset(e.value for e in Evidence)
-_STAGE = frozenset(s.value for s in Stage)
-
-
-def _record_row(
-    d: Mapping[str, Any], slugs: Slugs, share: Callable[[str, str], str]
-) -> tuple[tuple[object, ...], str] | None:
-    """_result_row(RunResult.from_json(d)) and its placed driver, for a record whose every field
-    is of the type record_problem allows; None where from_json could raise or would convert a
-    value (str() of a non-string): the slow way then says what it says. The hot path of a large
-    report: each lookup bound once. `share(text, text)`: the text equal to it met before, or
-    this one, now kept (record_problem let only strings into the text fields, so no 1 meets a
-    True)."""
-    get = d.get
-    stack, cell, scenario = get("stack"), get("cell"), get("scenario")
-    status, evidence, e = get("status"), get("evidence"), get("expected")
-    placed, base = get("placed_driver", NO_DRIVER), get("base_image", "")
-    if (
-        type(stack) is not dict or type(cell) is not str or type(scenario) is not str
-        or status not in _STATUS or evidence not in _EVIDENCE or type(e) is not dict
-        or "key" not in d or "drift" not in d or type(placed) is not str or type(base) is not str
-    ):  # fmt: skip
-        return None
-    parts = tuple(map(stack.get, _STACK_FIELDS))
-    slug = slugs.known(parts)
-    if slug is None:
-        if not all(type(p) is str for p in parts):
-            return None
-        slug = slugs.of_parts(cast("tuple[str, ...]", parts))
-    eget = e.get
-    exp_stage = eget("stage") or ""
-    if eget("outcome") not in _OUTCOME or (exp_stage and exp_stage not in _STAGE):
-        return None
-    o = get("observed")
-    driver = get("driver") or ""
-    if o:
-        oget = o.get
-        obs_stage = oget("stage") or ""
-        if oget("outcome") not in _OUTCOME or (obs_stage and obs_stage not in _STAGE):
-            return None
-        observed = (o["outcome"], oget("signature") or "", obs_stage,
-                    oget("decisive_line") or "", oget("fingerprint") or "")  # fmt: skip
-        secondary = oget("secondary")
-        seen = (";".join(secondary) if secondary else "", oget("exit_code"), oget("signal"))
-    else:
-        observed, seen = _NOT_OBSERVED, _UNSEEN
-    texts = (
-        scenario, status, get("backend", "docker"), evidence, get("started", ""),
-        get("image", ""), get("error") or "", e["outcome"], eget("signature") or "", exp_stage,
-        *observed, driver, get("gpu") or "", seen[0],
-        placed if placed != NO_DRIVER else driver or NO_DRIVER, "", get("host") or "",
-        get("engine") or "",
-    )  # fmt: skip
-    # Equal texts made one object (share: a dict's setdefault, in C): a column of 100,000 rows
-    # then holds a few dozen objects, not 100,000 copies scattered over the heap, and every
-    # pass over it after (the frame, each file) reads memory that is already in the cache.
-    row = (
-        cell, slug, *map(share, texts, texts), bool(d["drift"]), float(get("seconds", 0.0)),
-        seen[1], seen[2], clean(base) if base else "",
-    )  # fmt: skip
-    return row, placed
-
-
-_UNSEEN = ("", None, None)  # secondary, exit code and signal of a run that observed nothing
 
 
 def latest_results(results: Iterable[RunResult] | Rows, slugs: Slugs | None = None) -> pd.DataFrame:
@@ -266,7 +92,7 @@ def latest_results(results: Iterable[RunResult] | Rows, slugs: Slugs | None = No
         row for row, placed in zip(got.rows, got.placed, strict=True)
         if row[0] == cell_id(str(row[1]), str(row[2]), placed)
     ]  # fmt: skip
-    frame = pd.DataFrame.from_records(rows, columns=list(_COLUMNS))
+    frame = pd.DataFrame.from_records(rows, columns=list(COLUMNS))
     started = pd.to_datetime(frame["started"], utc=True, format="ISO8601", errors="coerce")
     frame = frame.assign(_t=started, _seq=np.arange(len(frame)))
     frame = frame.sort_values(["_t", "_seq"], kind="stable", na_position="first")
@@ -275,7 +101,7 @@ def latest_results(results: Iterable[RunResult] | Rows, slugs: Slugs | None = No
 
 def planned_frame(plans: Sequence[Plan], slugs: Slugs) -> pd.DataFrame:
     rows = [
-        (c.id, slugs[c.stack], c.scenario, c.evidence.value, *_expected(c.expected),
+        (c.id, slugs[c.stack], c.scenario, c.evidence.value, *expected_parts(c.expected),
          c.driver if c.driver != NO_DRIVER else plan.driver.to_json(), c.because.detail)
         for plan in plans
         for c in plan.cells
@@ -300,7 +126,7 @@ def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
         target=[target.get(c, t) for c, t in zip(cells, results["target"].tolist(), strict=True)],
     )
     frame = pd.concat([results, todo], ignore_index=True) if len(todo) else results
-    for col in _TEXT:
+    for col in TEXT:
         values = frame[col].tolist()
         texts = _texts(values)
         if texts is not values or not texts:  # a column left as it is needs no new one
@@ -315,13 +141,17 @@ def combine(results: pd.DataFrame, planned: pd.DataFrame) -> pd.DataFrame:
 def _texts(values: list[Any]) -> list[str]:
     """_text of each value: the column itself where every value is a string and none has a
     character `clean` takes out (one scan of the column joined, as `clean` scans each), else
-    each distinct value cleaned once."""
+    each distinct value cleaned once (all of them together)."""
     try:
         joined = "".join(values)  # a TypeError at the first value that is not a string
     except TypeError:
         return each_once(_text, values)
     # printable: no character `clean` takes out (control characters, lone surrogates)
-    return values if values and joined.isprintable() else each_once(_text, values)
+    if values and joined.isprintable():
+        return values
+    distinct = list(dict.fromkeys(values))  # a long line repeated is cleaned once
+    done = dict(zip(distinct, clean_each(distinct), strict=True))
+    return list(map(done.__getitem__, values))
 
 
 def _text(value: object) -> str:
@@ -418,7 +248,10 @@ def _ranks(values: list[str], keys_of: Callable[[list[str]], list[Any]] | None =
     codes, distinct = pd.factorize(np.array(values, dtype=object), sort=keys_of is None)
     if keys_of is None:
         return codes
-    keys = keys_of(distinct.tolist())
+    texts = distinct.tolist()
+    if keys_of is version_keys and (place := release_ranks(texts)) is not None:
+        return place[codes]
+    keys = keys_of(texts)
     place, last, n = np.empty(len(keys), dtype=np.int64), None, -1
     for i in sorted(range(len(keys)), key=keys.__getitem__):
         if keys[i] != last:
@@ -427,14 +260,48 @@ def _ranks(values: list[str], keys_of: Callable[[list[str]], list[Any]] | None =
     return place[codes]
 
 
+_LONG = re.compile(r"[0-9]{19}")  # more digits than an int64 surely holds
+
+
+def release_ranks(texts: list[str]) -> Any:
+    """The places `_ranks` gives bare releases ("2.15.0", "12.9") by version_keys, worked out
+    in numpy (100,000 distinct framework versions took a quarter of a second in Python), or None
+    where a text is not a bare release or has a number too long for an int64. Each release is a
+    row of its numbers without trailing zeros, padded with -1: below every number, as a shorter
+    tuple sorts before a longer one it begins."""
+    dotted = ".".join(texts)
+    # digits between single dots (a text "" or "1." would make "..", or a dot at an end)
+    bare = dotted.isascii() and dotted.replace(".", "").isdigit() and ".." not in dotted
+    if not bare or dotted.startswith(".") or dotted.endswith(".") or _LONG.search(dotted):
+        return None
+    values = np.fromstring(dotted, dtype=np.int64, sep=".")  # in C: a split and int() took 10x
+    counts = np.fromiter(map(str.count, texts, repeat(".")), np.int64, len(texts)) + 1
+    if len(values) != counts.sum():  # fromstring stops where it cannot read on
+        return None
+    rows = np.repeat(np.arange(len(texts)), counts)
+    cols = np.arange(len(values)) - np.repeat(np.cumsum(counts) - counts, counts)
+    table = np.full((len(texts), int(counts.max())), -1, dtype=np.int64)
+    table[rows, cols] = values
+    nonzero = table > 0
+    width = table.shape[1]
+    last = np.where(nonzero.any(axis=1), width - 1 - np.argmax(nonzero[:, ::-1], axis=1), -1)
+    table[np.arange(width) > last[:, None]] = -1  # trailing zeros: 1.0 == 1
+    order = np.lexsort(table.T[::-1])
+    ranked = table[order]
+    steps = np.concatenate(([0], np.cumsum((ranked[1:] != ranked[:-1]).any(axis=1))))
+    place = np.empty(len(texts), dtype=np.int64)
+    place[order] = steps
+    return place
+
+
 def derive(frame: pd.DataFrame, stacks: Mapping[str, tuple[str, ...]]) -> pd.DataFrame:
     """Stack parts, verdicts, classes and evidence levels; rows sorted by stack, then scenario."""
     codes, slugs = pd.factorize(frame["stack"])
     # "" where `clean` took control characters out of a slug: it names no stack any more, and
     # its parts are "" (a text column holds text: the page escapes each, and None is none).
     # The parts of every stack at once, transposed in C: 100,000 stacks are a report's shape too.
-    known = [stacks.get(slug, _NO_PARTS) for slug in slugs.tolist()]  # not a pandas loop
-    columns = dict(zip(_STACK_FIELDS, zip(*known, _NO_PARTS, strict=True), strict=True))
+    known = [stacks.get(slug, NO_PARTS) for slug in slugs.tolist()]  # not a pandas loop
+    columns = dict(zip(STACK_FIELDS, zip(*known, NO_PARTS, strict=True), strict=True))
     for part, name in _PARTS.items():
         values = list(columns[name])
         if part == "cudnn":  # major.minor, as in the slug

@@ -10,7 +10,7 @@ import os
 import pickle
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
@@ -19,7 +19,7 @@ from harness import inputs, journal, proc
 from harness.errors import ConfigError
 from harness.matrix import cell_id
 from harness.model import Plan, RunResult, Where
-from harness.report.frame import Rows, Slugs
+from harness.report.rows import Rows, Slugs
 
 PLAN = "plan.json"
 _PLAN_HELP = "write it with `stackmatrix plan --format json`"
@@ -65,19 +65,24 @@ def read_results(folders: Sequence[Path]) -> list[RunResult]:
     return out
 
 
-def read_rows(folders: Sequence[Path]) -> Rows:
+def read_rows(folders: Sequence[Path], meanwhile: Callable[[], None] | None = None) -> Rows:
     """read_results as the frame's rows: the same results in the same order, the same lines
     skipped with the same words, most records made rows without a RunResult between. A large
-    journal file is read by two processes, a part each (_file_rows)."""
+    journal file is read by two processes, a part each (_file_rows). `meanwhile`: work of the
+    caller's done once, while the first such child reads (before any reading where there is
+    none); where it raises, the child is stopped and nothing is read."""
     _exist(folders)
     skipped: list[journal.Skipped] = []
     rows = Rows()
+    todo = [meanwhile] if meanwhile else []
     for folder in folders:
         lines: list[journal.Skipped] = []  # as journal.read names them: every file's, in order
         refused: list[journal.Skipped] = []
         for path in journal.files(folder):
-            refused += _file_rows(folder, path, rows, lines)
+            refused += _file_rows(folder, path, rows, lines, todo)
         skipped += lines + refused
+    for work in todo:  # no file was split: before the warnings, as it would have been
+        work()
     _warn_skipped(skipped)
     return rows
 
@@ -117,15 +122,20 @@ SPLIT_AT = 8 << 20  # bytes: a journal file this large is read by two processes,
 
 
 def _file_rows(
-    folder: Path, path: Path, rows: Rows, skipped: list[journal.Skipped]
+    folder: Path,
+    path: Path,
+    rows: Rows,
+    skipped: list[journal.Skipped],
+    todo: list[Callable[[], None]],
 ) -> list[journal.Skipped]:
     """One journal file's rows into `rows` and its skipped lines into `skipped`; the records
     refused. From SPLIT_AT bytes on, a forked child reads the file's second part (_middle) and
     hands its rows back pickled through an unlinked temporary file, while this process reads
     the first: the same rows in the same order, each line named by its number in the file.
-    Where the child cannot be had or fails, this process reads that part too."""
-    middle = _middle(path)
-    parts = None if middle is None else _split(folder, path, rows, middle)
+    Where the child cannot be had or fails, this process reads that part too. `todo`: work
+    this process does first while the child reads (taken from the list: done once)."""
+    middle = _middle(path, shared=bool(todo))
+    parts = None if middle is None else _split(folder, path, rows, middle, todo)
     if parts is None:
         part = _read(folder, path, rows)
         skipped += part.skipped
@@ -137,7 +147,9 @@ def _file_rows(
     return mine.refused + theirs.refused
 
 
-def _split(folder: Path, path: Path, rows: Rows, middle: int) -> tuple[_Part, _Part] | None:
+def _split(
+    folder: Path, path: Path, rows: Rows, middle: int, todo: list[Callable[[], None]]
+) -> tuple[_Part, _Part] | None:
     """The two parts of a journal file, read as _file_rows says; None where no temporary file
     can be had (a full or read-only temporary folder): nothing is read then."""
     try:  # unlinked when made: nothing to leave behind, even when this process is killed
@@ -155,6 +167,8 @@ def _split(folder: Path, path: Path, rows: Rows, middle: int) -> tuple[_Part, _P
 
         child = proc.fork(second, ("read",))
         try:
+            while todo:
+                todo.pop(0)()
             mine = _read(folder, path, rows, 0, middle)
             theirs = _taken(child, hand, rows)
         except BaseException:
@@ -180,17 +194,19 @@ def _taken(child: proc.Forked | None, hand: IO[bytes], rows: Rows) -> _Part | No
     return part
 
 
-def _middle(path: Path) -> int | None:
+def _middle(path: Path, shared: bool = False) -> int | None:
     """Where a regular file of SPLIT_AT bytes or more is split: the start of the first line
     after 3/5 of it (the child also pickles its rows, and this process only unpickles them:
-    measured fastest on 2 cores); None for a smaller file, one that cannot be read (the whole
-    file's reader says so, once), or one whose line there is longer than a record may be."""
+    measured fastest on 2 cores), or after 2/5 where this process has the caller's work to do
+    first (`shared`: `harness report` loads pandas and the catalog, half a second); None for a
+    smaller file, one that cannot be read (the whole file's reader says so, once), or one
+    whose line there is longer than a record may be."""
     try:
         with os.fdopen(inputs.open_regular(path, str(path), ""), "rb") as f:
             size = os.fstat(f.fileno()).st_size
             if size < SPLIT_AT:
                 return None
-            at = size * 3 // 5
+            at = size * (2 if shared else 3) // 5
             f.seek(at)
             chunk = f.read(inputs.LINE_LIMIT + 1)
     except (ConfigError, OSError):

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL_BUT_NUL = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 FORMULA = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as a formula
 # A cell id: `<stack slug>/<scenario>`, both of letters, digits and . _ + - (no leading dot).
 _CELL_ID = re.compile(
@@ -31,6 +32,16 @@ def clean(text: str) -> str:
     if text.isprintable():  # nothing _CONTROL or _ANSI (an ESC first) could match
         return text
     return _CONTROL.sub("", _ANSI.sub("", text))
+
+
+def clean_each(texts: list[str]) -> list[str]:
+    """clean of each text, in two regex passes over them all joined by NULs (100,000 decisive
+    lines with colour sequences took four passes each): no sequence _ANSI matches holds a NUL,
+    so none spans two texts. Texts that hold a NUL themselves are cleaned one by one."""
+    joined = "\0".join(texts)
+    if joined.count("\0") != len(texts) - 1:
+        return list(map(clean, texts))
+    return _CONTROL_BUT_NUL.sub("", _ANSI.sub("", joined)).split("\0") if texts else []
 
 
 def one_line(text: str) -> str:

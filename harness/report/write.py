@@ -22,12 +22,13 @@ from harness.errors import ConfigError
 from harness.fs import append_summary, atomic_write, writable_dir
 from harness.model import Plan, Signature
 from harness.report.export import csv_text, junit_xml
-from harness.report.frame import FINAL, Rows, build_frame
+from harness.report.frame import FINAL, build_frame
 from harness.report.grid import ReleaseGrid, build_grid, is_release_grid
 from harness.report.gridview import compatibility_grid
 from harness.report.html import render_page
 from harness.report.md import compatibility, diff_markdown, faults, signatures, step_summary
 from harness.report.read import read_plans, read_rows
+from harness.report.rows import Rows
 from harness.report.summary import count, coverage_gaps, diff, header, lone_shard, snapshot
 from harness.report.types import Diff, Header, Origin, ReportSummary, completeness_text
 
@@ -69,15 +70,17 @@ def write_all(
     kb: Knowledge | None = None,
     installed: Mapping[str, str] | None = None,
     here: str = "",
+    rows: Rows | None = None,
 ) -> ReportSummary:
     """Read every results folder, write every report file into `out`, append the CI summary
     to the file `env["GITHUB_STEP_SUMMARY"]` names, if any. `choose`: the selection
     (--shard, --stack, --cell) over the cells the plans hold; only those are reported. `kb`
     (default: the shipped knowledge) and `installed` (stack slug -> the cudart its lock
     installs) decide the declared driver branch of a release grid. `here`: this machine's host
-    id (harness.host.host_id): its results "ran here", the others came from the journal."""
+    id (harness.host.host_id): its results "ran here", the others came from the journal.
+    `rows`: the results folders' rows where the caller read them already (read.read_rows)."""
     writable_dir(out, "--out")
-    plans, runs = read_plans(results), read_rows(results)
+    plans, runs = read_plans(results), read_rows(results) if rows is None else rows
     if choose is not None:
         plans, runs = chosen(plans, runs, choose)
     frame = build_frame(runs, plans)

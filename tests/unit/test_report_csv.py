@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.report.export import _CSV, csv_text
-from harness.report.frame import build_frame, rows_of
+from harness.report.frame import build_frame
 from harness.report.read import read_plans, read_results, read_rows
+from harness.report.rows import rows_of
 from harness.report.safe import csv_field
 from tests.conftest import ROOT
 

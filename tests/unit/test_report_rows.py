@@ -8,6 +8,9 @@ import contextlib
 import copy
 import io
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -240,15 +243,96 @@ def test_equal_texts_of_two_records_are_one_object(tmp_path: Path) -> None:
     """Each record's texts are new strings from the parser; the rows keep one object for each
     distinct text (a column of 100,000 rows then reads a few dozen objects: measured 6.2 -> 4.8 s
     on bench/report_cli_bench.py's 100,000 cells), and each row keeps its own values."""
-    from harness.report.frame import _COLUMNS, _TEXT
+    from harness.report.rows import COLUMNS, TEXT
 
     a, b = copy.deepcopy(BASE[0]), copy.deepcopy(BASE[0])
     b["cell"], b["scenario"] = f"{a['cell'].split('/')[0]}/other", "other"
     (tmp_path / "journal.jsonl").write_text(f"{json.dumps(a)}\n{json.dumps(b)}\n")
     first, second = read_rows([tmp_path]).rows
-    assert len(first) == len(_COLUMNS)
-    for i, name in enumerate(_TEXT):
+    assert len(first) == len(COLUMNS)
+    for i, name in enumerate(TEXT):
         if name in ("cell", "scenario"):
             assert first[i] != second[i], name
         elif name != "stack":  # the stack's slug is shared by Slugs already
             assert first[i] == second[i] and first[i] is second[i], name
+
+
+def test_the_callers_work_runs_once_while_the_child_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`harness report` loads pandas and the catalog while a child reads a large journal's
+    second part: that work runs once, after the fork and before this process reads, and the
+    rows are those of a read without it."""
+    from harness.report import read
+
+    folders = [hostile_journal(tmp_path / "a"), hostile_journal(tmp_path / "b")]
+    plain = frame_and_warnings(lambda f: read_rows(folders), folders[0])
+    events: list[str] = []
+    real = read.proc.fork
+
+    def fork(job: Any, names: tuple[str, ...] = ()) -> Any:
+        events.append("fork")
+        return real(job, names)
+
+    real_read = read._read
+
+    def reading(*args: Any) -> Any:
+        events.append("read")
+        return real_read(*args)
+
+    monkeypatch.setattr(read, "SPLIT_AT", 1)
+    monkeypatch.setattr(read.proc, "fork", fork)
+    monkeypatch.setattr(read, "_read", reading)
+    got = frame_and_warnings(
+        lambda f: read_rows(folders, meanwhile=lambda: events.append("meanwhile")), folders[0]
+    )
+    assert events[:3] == ["fork", "meanwhile", "read"] and events.count("meanwhile") == 1
+    assert events.count("fork") == 2, "each folder's journal split"
+    assert got[1] == plain[1] and same(got[0], plain[0])
+
+
+def test_the_callers_work_that_fails_stops_the_reading_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catalog that cannot be loaded (say) while the child reads: its error, the child
+    stopped and reaped, nothing left running."""
+    from harness.errors import ConfigError
+    from harness.report import read
+
+    folder = hostile_journal(tmp_path / "r")
+    children: list[Any] = []
+    real = read.proc.fork
+
+    def fork(job: Any, names: tuple[str, ...] = ()) -> Any:
+        children.append(real(job, names))
+        return children[-1]
+
+    def fails() -> None:
+        raise ConfigError("the catalog is broken")
+
+    monkeypatch.setattr(read, "SPLIT_AT", 1)
+    monkeypatch.setattr(read.proc, "fork", fork)
+    with pytest.raises(ConfigError, match="the catalog is broken"):
+        read_rows([folder], meanwhile=fails)
+    assert children and children[0].status is not None, "stopped and reaped"
+    with pytest.raises(ChildProcessError):
+        os.waitpid(children[0].pid, os.WNOHANG)
+
+
+def test_the_callers_work_without_a_large_journal_runs_before_the_warnings(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "journal.jsonl").write_text(f"{json.dumps(BASE[0])}\nnot json\n")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rows = read_rows([folder], meanwhile=lambda: print("meanwhile", file=sys.stderr))
+    assert len(rows.rows) == 1
+    assert err.getvalue().startswith("meanwhile\n") and "not JSON" in err.getvalue()
+
+
+def test_the_journal_reader_loads_without_pandas() -> None:
+    """What lets `harness report` read while pandas loads: read and rows need none of it."""
+    code = "import sys, harness.report.read; sys.exit('pandas' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=False).returncode == 0
