@@ -2845,6 +2845,49 @@ EIGHTY_SECOND_ROUND = [
       "GPU 0: will be in Zombie mode with reduced hashrate.",
       "GPU 0: Allocation of DAG failed with error: Memory object allocation failure"], "gpu_oom"),
 ]  # fmt: skip
+EIGHTY_THIRD_ROUND = [
+    # the NVIDIA HPC SDK's OpenACC runtime and Tinker9, for a GPU their build has no code for
+    (["This file was compiled: -acc=gpu -gpu=cc60 -gpu=cc70",
+      "Rebuild the application with -gpu=cc86 to use NVIDIA Tesla GPU 0"], "arch_unsupported"),
+    (["Terminating with uncaught exception :  The code base should be updated for compute "
+      "capability 86; Please refer to the NVIDIA Cuda-C Programming Guide at gpu_card.cpp:162"],
+     "arch_unsupported"),
+    # Paddle's wheel built for other architectures than the GPU's
+    ([" The GPU architecture in your current machine is Pascal, which is not compatible with "
+      "Paddle installation with arch: 70 75 80 86 , it is recommended to install the "
+      "corresponding wheel package according to the installation information on the official "
+      "Paddle website."], "arch_unsupported"),
+    # OpenMM, for a device index Slurm's renumbering hid
+    (["    this = _openmm.new_Context(*args)",
+      "simtk.openmm.OpenMMException: Illegal value for DeviceIndex: 6"], "invalid_device_ordinal"),
+    # no nvcc where OpenMM's compiler path says
+    (["CUDA platform error: Error launching CUDA compiler: 32512",
+      "sh: /usr/local/cuda/bin/nvcc: No such file or directory"], "cuda_runtime_missing"),
+    # nvidia-docker 1.x without the NVIDIA kernel module
+    (["nvidia-docker | 2016/07/13 23:40:32 Error: Could not load UVM kernel module"],
+     "no_gpu_or_driver"),
+]  # fmt: skip
+EIGHTY_FOURTH_ROUND = [
+    # Knet.jl: its allocator, and the runtime's legacy cudaErrorNoDevice through its wrapper
+    (["ERROR: Out of gpu memory"], "gpu_oom"),
+    (["ERROR: InitError: cudart.cudaRuntimeGetVersion error 38",
+      " [1] gpu(::Bool) at /KUFS/scratch/ikesen16/.julia/newnode/v0.6/Knet/src/gpu.jl:13"],
+     "no_gpu_or_driver"),
+    # MATLAB's gpuArray and MatConvNet's workspace out of GPU memory
+    (["Error using vl_nnconv",
+      "Out of memory on device. To view more detail about available memory on the GPU,",
+      "use 'gpuDevice()'. If the problem persists, reset the GPU by calling"], "gpu_oom"),
+    (["Error using vl_nnconv",
+      "vl::impl::nnconv_forward_blas: getWorkspace [out of memory error]"], "gpu_oom"),
+    # ONNX Runtime's older CUDA provider without a CUDA DLL
+    (["  Message=[ErrorCode:NoSuchFile] kernel32.LoadLibrary():'cublas64_91.dll' not found. CUDA "
+      "is required for GPU execution. . Verify it is available in the system "
+      "directory=C:\\Windows\\system32. Else copy it to the output folder."],
+     "cuda_runtime_missing"),
+    # Open3D's ops built for another torch
+    (["Exception: Version mismatch: Open3D needs PyTorch version 1.7.*, but version 1.8.2 is "
+      "installed!"], "undefined_symbol"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2930,6 +2973,8 @@ LATER_ROUNDS = [
     *EIGHTIETH_ROUND,
     *EIGHTY_FIRST_ROUND,
     *EIGHTY_SECOND_ROUND,
+    *EIGHTY_THIRD_ROUND,
+    *EIGHTY_FOURTH_ROUND,
     *CORPUS_MINED,
 ]
 
