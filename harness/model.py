@@ -33,14 +33,14 @@ def version_key(text: str) -> tuple[int, tuple[Any, ...]]:
 
 _PLAIN = re.compile(r"[0-9]+(?:\.[0-9]+)*", re.ASCII)
 _BARE = ((2,), (0,), (1,), (0,))  # pre, post, dev and local of a bare release
-PLAIN_LINES = re.compile(rf"{_PLAIN.pattern}(?:\n{_PLAIN.pattern})*", re.ASCII)  # one a line
+_PLAIN_LINES = re.compile(rf"{_PLAIN.pattern}(?:\n{_PLAIN.pattern})*", re.ASCII)  # one a line
 
 
 def version_keys(texts: Sequence[str]) -> list[Any]:
     """Keys that order `texts` as version_key does (equal where it is equal): where every text
     is a bare release ("2.15.0", "12.9": one regex over them all), the release without its
     trailing zeros, which is what version_key compares then, made without its tuple around it."""
-    if PLAIN_LINES.fullmatch("\n".join(texts)):
+    if _PLAIN_LINES.fullmatch("\n".join(texts)):
         return [_release(map(int, t.split("."))) for t in texts]
     return list(map(version_key, texts))
 
