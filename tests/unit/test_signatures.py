@@ -2887,6 +2887,19 @@ EIGHTY_FOURTH_ROUND = [
     # Open3D's ops built for another torch
     (["Exception: Version mismatch: Open3D needs PyTorch version 1.7.*, but version 1.8.2 is "
       "installed!"], "undefined_symbol"),
+    # TensorFlow 1.x asked for a GPU where it has only CPUs (a tuning-half miss); a GPU it has
+    # but not the one asked for is no such verdict
+    (["InvalidArgumentError (see above for traceback): Cannot assign a device for operation "
+      "'b_1': Operation was explicitly assigned to /device:GPU:0 but available devices are [ "
+      "/job:localhost/replica:0/task:0/cpu:0 ]. Make sure the device specification refers to a "
+      "valid device."], "no_gpu_or_driver"),
+    (["Cannot assign a device to node 'MatMul': Could not satisfy explicit device specification "
+      "'/device:GPU:0' because no devices matching that specification are registered in this "
+      "process"], "no_gpu_or_driver"),
+    (["InvalidArgumentError: Cannot assign a device for operation a: Operation was explicitly "
+      "assigned to /device:GPU:1 but available devices are [ "
+      "/job:localhost/replica:0/task:0/device:CPU:0, /job:localhost/replica:0/task:0/device:GPU:0 "
+      "]."], "unknown"),
 ]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
