@@ -8,7 +8,6 @@ import contextlib
 import copy
 import io
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -291,32 +290,48 @@ def test_the_callers_work_runs_once_while_the_child_reads(
     assert got[1] == plain[1] and same(got[0], plain[0])
 
 
-def test_the_callers_work_that_fails_stops_the_reading_child(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_callers_work_that_fails_stops_the_reading_child(tmp_path: Path) -> None:
     """A catalog that cannot be loaded (say) while the child reads: its error, the child
-    stopped and reaped, nothing left running."""
-    from harness.errors import ConfigError
-    from harness.report import read
+    stopped and reaped, nothing left running. In a fresh interpreter: where this one has other
+    threads (a test before may leave one), proc.fork forks nothing, on purpose."""
+    code = """if True:
+        import os, sys
+        from pathlib import Path
+        from harness.errors import ConfigError
+        from harness.report import read
+        from tests.unit.test_report_rows import hostile_journal
 
-    folder = hostile_journal(tmp_path / "r")
-    children: list[Any] = []
-    real = read.proc.fork
+        folder = hostile_journal(Path(sys.argv[1]) / "r")
+        children = []
+        real = read.proc.fork
 
-    def fork(job: Any, names: tuple[str, ...] = ()) -> Any:
-        children.append(real(job, names))
-        return children[-1]
+        def fork(job, names=()):
+            children.append(real(job, names))
+            return children[-1]
 
-    def fails() -> None:
-        raise ConfigError("the catalog is broken")
+        def fails():
+            raise ConfigError("the catalog is broken")
 
-    monkeypatch.setattr(read, "SPLIT_AT", 1)
-    monkeypatch.setattr(read.proc, "fork", fork)
-    with pytest.raises(ConfigError, match="the catalog is broken"):
-        read_rows([folder], meanwhile=fails)
-    assert children and children[0].status is not None, "stopped and reaped"
-    with pytest.raises(ChildProcessError):
-        os.waitpid(children[0].pid, os.WNOHANG)
+        read.SPLIT_AT = 1
+        read.proc.fork = fork
+        try:
+            read.read_rows([folder], meanwhile=fails)
+        except ConfigError as exc:
+            assert "the catalog is broken" in str(exc), exc
+        else:
+            sys.exit("no error")
+        child = children[0]
+        assert child is not None and child.status is not None, "forked, stopped and reaped"
+        try:
+            os.waitpid(child.pid, os.WNOHANG)
+        except ChildProcessError:
+            print("reaped")
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout == "reaped\n", done.stderr
 
 
 def test_the_callers_work_without_a_large_journal_runs_before_the_warnings(
