@@ -236,22 +236,23 @@ def _stack_order(stacks: Mapping[str, tuple[str, ...]]) -> list[str]:
     slugs = list(stacks)
     fw, version, cuda, cudnn, python, base = (list(c) for c in zip(*stacks.values(), strict=True))
     cudnn = each_once(major_minor, cudnn)
-    keys = [_ranks(slugs), _ranks(base), _ranks(python, version_keys)]
-    keys += [_ranks(cudnn, version_keys), _ranks(cuda, version_keys)]
-    keys += [_ranks(version, version_keys), _ranks(fw)]
+    keys = [_ranks(slugs), _ranks(base), _ranks(python, versions=True)]
+    keys += [_ranks(cudnn, versions=True), _ranks(cuda, versions=True)]
+    keys += [_ranks(version, versions=True), _ranks(fw)]
     return [slugs[i] for i in np.lexsort(keys).tolist()]
 
 
-def _ranks(values: list[str], keys_of: Callable[[list[str]], list[Any]] | None = None) -> Any:
-    """Each value's place among the distinct values sorted by the keys `keys_of` gives them (by
-    the text itself without it; equal keys, equal places)."""
-    codes, distinct = pd.factorize(np.array(values, dtype=object), sort=keys_of is None)
-    if keys_of is None:
+def _ranks(values: list[str], *, versions: bool = False) -> Any:
+    """Each value's place among the distinct values sorted as text, or as versions (by
+    version_keys: equal keys, equal places; bare releases in numpy, release_ranks)."""
+    codes, distinct = pd.factorize(np.array(values, dtype=object), sort=not versions)
+    if not versions:
         return codes
     texts = distinct.tolist()
-    if keys_of is version_keys and (place := release_ranks(texts)) is not None:
+    place = release_ranks(texts)
+    if place is not None:
         return place[codes]
-    keys = keys_of(texts)
+    keys = version_keys(texts)
     place, last, n = np.empty(len(keys), dtype=np.int64), None, -1
     for i in sorted(range(len(keys)), key=keys.__getitem__):
         if keys[i] != last:
