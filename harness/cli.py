@@ -28,6 +28,7 @@ from harness.backends import Backend
 
 if TYPE_CHECKING:
     from harness.backends.docker import DockerBackend
+    from harness.report.rows import Rows
     from harness.report.types import Origin
 from harness.backends.driverstore import DriverStore, read_driver_locks
 from harness.compat import Knowledge, parse_knowledge, read_knowledge_docs
@@ -540,7 +541,21 @@ def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
         loaded.append(catalog_of(args.matrix))
 
-    runs = read.read_rows(results, meanwhile=meanwhile)
+    # no cycle collection from the first record read to the last file written: between
+    # reading and writing it would walk every row once more (read.cycles_uncollected)
+    with read.cycles_uncollected():
+        runs = read.read_rows(results, meanwhile=meanwhile)
+        return _reported(args, argv, results, runs, loaded[0])
+
+
+def _reported(
+    args: argparse.Namespace,
+    argv: Sequence[str],
+    results: list[Path],
+    runs: Rows,
+    loaded: Catalog,
+) -> int:
+    """cmd_report's report written from the rows read, and its exit status."""
     from harness.report import write_all
 
     narrow = args.shard or args.stack or args.cell
@@ -550,7 +565,7 @@ def cmd_report(args: argparse.Namespace, argv: Sequence[str]) -> int:
         summary = write_all(
             results,
             Path(args.out),
-            catalog=loaded[0].signatures,
+            catalog=loaded.signatures,
             env=os.environ,
             choose=choose,
             origin=report_origin(args.matrix, os.environ),

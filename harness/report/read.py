@@ -6,11 +6,13 @@ ConfigError naming the file. A journal record that is not a result is skipped, l
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
@@ -20,6 +22,22 @@ from harness.errors import ConfigError
 from harness.matrix import cell_id
 from harness.model import Plan, RunResult, Where
 from harness.report.rows import Rows, Slugs
+
+
+@contextmanager
+def cycles_uncollected() -> Iterator[None]:
+    """Python's cycle collector paused: the report holds millions of objects (records, rows,
+    texts) for its whole run and makes no cycles worth collecting, and each collection walks
+    them all again (a third of the CPU time on 100,000 cells). Reference counting still frees
+    everything; collection resumes after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
 
 PLAN = "plan.json"
 _PLAN_HELP = "write it with `stackmatrix plan --format json`"
@@ -65,6 +83,7 @@ def read_results(folders: Sequence[Path]) -> list[RunResult]:
     return out
 
 
+@cycles_uncollected()
 def read_rows(folders: Sequence[Path], meanwhile: Callable[[], None] | None = None) -> Rows:
     """read_results as the frame's rows: the same results in the same order, the same lines
     skipped with the same words, most records made rows without a RunResult between. A large

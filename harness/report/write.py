@@ -7,9 +7,7 @@ ReportSummary for the CLI to print.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ from harness.report.grid import ReleaseGrid, build_grid, is_release_grid
 from harness.report.gridview import compatibility_grid
 from harness.report.html import render_page
 from harness.report.md import compatibility, diff_markdown, faults, signatures, step_summary
-from harness.report.read import read_plans, read_rows
+from harness.report.read import cycles_uncollected, read_plans, read_rows
 from harness.report.rows import Rows
 from harness.report.summary import count, coverage_gaps, diff, header, lone_shard, snapshot
 from harness.report.types import Diff, Header, Origin, ReportSummary, completeness_text
@@ -41,21 +39,6 @@ def read_snapshot(out: Path) -> Any:
         return inputs.read_json(path, limit=inputs.PLAN_LIMIT, help="") if path.exists() else None
     except ConfigError:
         return None  # a damaged snapshot only costs the diff, not the report
-
-
-@contextmanager
-def cycles_uncollected() -> Iterator[None]:
-    """Python's cycle collector paused: the report holds millions of objects (records, rows,
-    texts) for its whole run and makes no cycles worth collecting, and each collection walks
-    them all again (a third of the CPU time on 100,000 cells). Reference counting still frees
-    everything; collection resumes after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @cycles_uncollected()

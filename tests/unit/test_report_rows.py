@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import gc
 import io
 import json
 import subprocess
@@ -375,3 +376,35 @@ def test_the_journal_reader_loads_without_pandas() -> None:
     """What lets `harness report` read while pandas loads: read and rows need none of it."""
     code = "import sys, harness.report.read; sys.exit('pandas' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=False).returncode == 0
+
+
+def test_the_report_pauses_cycle_collection_from_reading_to_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`harness report` reads and writes with Python's cycle collector paused (read.
+    cycles_uncollected: collections walked every row read so far, half a second on 100,000
+    cells), and leaves it as it found it."""
+    from harness import cli
+    from harness.report import read, write
+
+    seen: list[tuple[str, bool]] = []
+
+    def watched(name: str, real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            seen.append((name, gc.isenabled()))
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(read, "read_rows", watched("read", read.read_rows))
+    monkeypatch.setattr(write, "write_all", watched("write", write.write_all))
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "journal.jsonl").write_text(json.dumps(BASE[0]) + "\n", encoding="utf-8")
+    argv = ["report", "--matrix", str(ROOT / "matrix.yaml"), "--results", str(folder)]
+    argv += ["--out", str(tmp_path / "out"), "--allow-drift", "--allow-partial"]
+    assert gc.isenabled()
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli.main(argv) == 0
+    assert seen == [("read", False), ("write", False)]
+    assert gc.isenabled()
