@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.model import version_keys
+from harness.model import major_minor, stack_slug, version_key, version_keys
 from harness.report.export import _attr, _attrs
-from harness.report.frame import release_ranks
+from harness.report.frame import _stack_order, release_ranks
 from harness.report.md import md, md_each
 from harness.report.safe import clean, clean_each
 
@@ -47,6 +47,26 @@ def test_release_ranks_leave_what_is_not_a_bare_release_to_version_keys(
 def test_release_ranks_equal_where_versions_are_equal() -> None:
     got = release_ranks(["1.0", "1", "0", "0.0.0", "1.0.1", "2", "10", "9.99"])
     assert got is not None and got.tolist() == [1, 1, 0, 0, 2, 3, 5, 4]
+
+
+PART = st.sampled_from(["1", "1.0", "1.0.0", "2", "10", "a", "2.1rc1"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(*[PART] * 6), min_size=0, max_size=30))
+def test_stacks_order_as_their_keys_say_slug_last(stacks: list[tuple[str, ...]]) -> None:
+    """_stack_order (numpy ranks, the slug ranked only where all else ties) orders stacks by
+    framework, version, CUDA, cuDNN major.minor, Python, base, then slug. Parts drawn from a few
+    values: ties on all but the slug are common ("1" and "1.0" are one version)."""
+    by_slug = {stack_slug(p): p for p in stacks}
+
+    def key(slug: str) -> tuple[object, ...]:
+        fw, version, cuda, cudnn, python, base = by_slug[slug]
+        versions = (version_key(v) for v in (version, cuda, major_minor(cudnn), python))
+        return (fw, *versions, base, slug)
+
+    assert _stack_order(by_slug) == sorted(by_slug, key=key)
+    assert _stack_order(dict(reversed(by_slug.items()))) == sorted(by_slug, key=key)
 
 
 @settings(max_examples=300, deadline=None)
