@@ -141,7 +141,7 @@ def _read_lines(f: BinaryIO | _Range, name: str, out: Read, first: bool = True) 
                 continue
             if number == 1 and first:
                 line = line.removeprefix(codecs.BOM_UTF8)
-            if not line.strip():
+            if not line or line.isspace():  # blank (b"": a line that was a BOM alone)
                 continue
             why = _record(line, out.records)
             if why is not None:
