@@ -314,7 +314,8 @@ texts = st.lists(
 ).map("".join)
 # Slash-free and short: a truncated file's `.cut` copy is created (by a redirection) in the
 # temporary folder, so its name must be one component the file system takes.
-file_names = texts.filter(lambda t: "/" not in t and len(t.encode()) < 200)
+# "." and ".." name folders, never a file a fault could write (`> .` fails before printf runs)
+file_names = texts.filter(lambda t: "/" not in t and t not in {".", ".."} and len(t.encode()) < 200)
 # Names the shell itself reads are left out: exporting PATH or IFS would change the check itself.
 SHELL_VARS = {"PATH", "IFS", "HOME", "PWD", "OLDPWD", "ENV", "OPTIND", "OPTARG", "PPID", "LINENO"}
 env_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True).filter(
