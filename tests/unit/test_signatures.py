@@ -2901,6 +2901,36 @@ EIGHTY_FOURTH_ROUND = [
       "/job:localhost/replica:0/task:0/device:CPU:0, /job:localhost/replica:0/task:0/device:GPU:0 "
       "]."], "unknown"),
 ]  # fmt: skip
+EIGHTY_FIFTH_ROUND = [
+    # a CDI spec newer than the engine's CDI library reads (Podman's registry refresh, and its
+    # debug line); another vendor's spec is no verdict on NVIDIA's
+    (["The following error was triggered when refreshing the CDI registry: failed to load CDI "
+      "Spec failed to parse CDI Spec \"/etc/cdi/nvidia.yaml\": failed to unmarshal CDI Spec: "
+      "error unmarshaling JSON: while decoding JSON: json: unknown field \"additionalGids\""],
+     "container_gpu_access"),
+    (["DEBU[0000] The following errors were triggered when creating the CDI registry: "
+      "map[/etc/cdi/nvidia.yaml:[failed to load CDI Spec: failed to parse CDI Spec "
+      "\"/etc/cdi/nvidia.yaml\": failed to unmarshal CDI Spec: error unmarshaling JSON: while "
+      "decoding JSON: json: unknown field \"hostPath\"]]"], "container_gpu_access"),
+    (["failed to parse CDI Spec \"/etc/cdi/amd.yaml\": failed to unmarshal CDI Spec: error "
+      "unmarshaling JSON: while decoding JSON: json: unknown field \"hostPath\""], "unknown"),
+    # libnvidia-container on a driver older than its minimum; its other detection errors stay
+    # the container's
+    (["docker: Error response from daemon: OCI runtime create failed: container_linux.go:367: "
+      "starting container process caused: process_linux.go:495: container init caused: Running "
+      "hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: "
+      "detection error: nvml error: function not found: unknown."], "driver_too_old"),
+    (["stderr: nvidia-container-cli: detection error: nvml error: unknown error: unknown."],
+     "container_gpu_access"),
+    (["stderr: nvidia-container-cli: detection error: driver error: timed out: unknown"],
+     "container_gpu_access"),
+    (["nvidia-container-cli: detection error"], "container_gpu_access"),
+    # llama.cpp's compute buffers beside the weights, as LM Studio and llama-server print it
+    (["Failed to load model",
+      "Failed to initialize the context: failed to allocate compute pp buffers"], "gpu_oom"),
+    (["llama_init_from_model: failed to initialize the context: failed to allocate compute pp "
+      "buffers"], "gpu_oom"),
+]  # fmt: skip
 SIXTY_NINTH_ROUND = [
     # the shell finds no nvidia-smi: bash's, dash's and zsh's words; in a container's prompt
     (["$ nvidia-smi", "/usr/bin/bash: line 138: nvidia-smi: command not found"],
@@ -2988,6 +3018,7 @@ LATER_ROUNDS = [
     *EIGHTY_SECOND_ROUND,
     *EIGHTY_THIRD_ROUND,
     *EIGHTY_FOURTH_ROUND,
+    *EIGHTY_FIFTH_ROUND,
     *CORPUS_MINED,
 ]
 
