@@ -83,7 +83,6 @@ def read_results(folders: Sequence[Path]) -> list[RunResult]:
     return out
 
 
-@cycles_uncollected()
 def read_rows(folders: Sequence[Path], meanwhile: Callable[[], None] | None = None) -> Rows:
     """read_results as the frame's rows: the same results in the same order, the same lines
     skipped with the same words, most records made rows without a RunResult between. A large
